@@ -1,0 +1,51 @@
+# Rivulet: the two commands a new user runs are `make demo` and `make test`.
+# Everything installs from PyPI into .venv; nothing outside it is required.
+
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+# pytest-xdist workers; the suite is sized for 2 cores.
+JOBS   ?= auto
+
+export PATH := $(abspath $(BIN)):$(PATH)
+
+.PHONY: all install demo test lint formal bench clean distclean help
+all: demo
+
+help:
+	@echo "make demo      set up .venv and run the main job"
+	@echo "make test      lint and run the whole suite (cocotb+Verilator, Amaranth sim, formal)"
+	@echo "make bench     FPGA area/Fmax and throughput benchmarks -> bench/results/"
+	@echo "make clean     remove build outputs (keeps .venv)"
+
+$(STAMP): pyproject.toml
+	@echo "== creating $(VENV) with $(PYTHON) and installing pinned dependencies"
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@touch $@
+
+install: $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/python -m testbench.demo
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+
+test: lint
+	$(BIN)/python -m pytest -n $(JOBS)
+
+formal: $(STAMP)
+	$(BIN)/python -m pytest -n $(JOBS) -m formal
+
+bench: $(STAMP)
+	$(BIN)/python -m bench.run
+
+clean:
+	rm -rf build .pytest_cache .ruff_cache
+	find . -name __pycache__ -prune -exec rm -rf {} +
+
+distclean: clean
+	rm -rf $(VENV) *.egg-info

@@ -1,0 +1,10 @@
+"""Stream primitives: the building blocks every Rivulet tile and link is made of."""
+
+from .arbiter import Arbiter
+from .fork import FORK_MODES, Fork
+from .join import Join
+from .params import ParameterError
+from .skid_buffer import SkidBuffer
+from .token_queue import TokenQueue
+
+__all__ = ["Arbiter", "FORK_MODES", "Fork", "Join", "ParameterError", "SkidBuffer", "TokenQueue"]
