@@ -47,7 +47,7 @@ def fork_outputs(tokens, n: int) -> list[list]:
 
 def join_outputs(streams) -> list[tuple]:
     """A join pairs the k-th token of every input into its k-th output token."""
-    return [tuple(group) for group in zip(*streams)]
+    return [tuple(group) for group in zip(*streams, strict=False)]
 
 
 class RoundRobinModel:

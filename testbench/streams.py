@@ -16,7 +16,8 @@ from amaranth.lib import wiring
 
 __all__ = [
     "ProtocolError", "ScoreboardError", "NoProgressError", "Schedule", "StallProfile", "PROFILES",
-    "StreamPort", "port_paths", "port_name", "stream_ports", "SourceDriver", "SinkDriver", "ProtocolMonitor", "StreamBench",
+    "StreamPort", "port_paths", "port_name", "stream_ports", "SourceDriver", "SinkDriver",
+    "ProtocolMonitor", "StreamBench",
 ]
 
 
