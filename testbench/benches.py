@@ -1,0 +1,44 @@
+"""Run a stream component's bench in either tier, from plain pytest functions."""
+
+import json
+from dataclasses import astuple
+
+from .amaranth_sim import run_in_amaranth
+from .scenarios import make_bench
+from .seeds import base_seed
+from .streams import stream_ports
+from .verilator import build_design, run_cocotb
+
+__all__ = ["run_verilator_bench", "run_amaranth_bench", "design_key"]
+
+
+def design_key(kind: str, params: dict) -> str:
+    """A readable, unique name for one (design, parameters), used for its build directory."""
+    return kind + "".join(f"-{name}={value}" for name, value in sorted(params.items()))
+
+
+def _max_cycles(tokens: int, params: dict) -> int:
+    # Generous: 90% back-pressure on one of up to n outputs, plus a blocked phase.
+    return 40 * tokens * params.get("n", 1) + 1000
+
+
+def run_verilator_bench(component, kind: str, params: dict, *, case: str, profiles, seeds,
+                        tokens: int = 200, design: str | None = None):
+    """Build ``component`` once with Verilator and run every (profile, seed) on it."""
+    ports, extra = stream_ports(component)
+    config = {
+        "kind": kind, "params": params, "ports": [astuple(port) for port in ports],
+        "extra": extra, "profiles": list(profiles), "seeds": list(seeds),
+        "base_seed": base_seed(), "tokens": tokens, "max_cycles": _max_cycles(tokens, params),
+    }
+    built = build_design(design or design_key(kind, params), component)
+    return run_cocotb(built, "testbench.cocotb_bench", case,
+                      {"RIVULET_BENCH": json.dumps(config)})
+
+
+def run_amaranth_bench(component, kind: str, params: dict, *, profile: str, seed: int,
+                       tokens: int = 60) -> int:
+    """Run one (profile, seed) in Amaranth's simulator; return the cycles it took."""
+    ports, extra = stream_ports(component)
+    bench = make_bench(kind, params, ports, extra, profile, seed, tokens)
+    return run_in_amaranth(component, bench, max_cycles=_max_cycles(tokens, params))

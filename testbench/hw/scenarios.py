@@ -1,0 +1,36 @@
+"""The scenario table of the stream primitives: one row per (component, parameters).
+
+Both tiers run every row: Amaranth's simulator per stall profile, Verilator with all profiles
+in one simulation. Add a row here to cover a new parameter set everywhere.
+"""
+
+import pytest
+
+PRIMITIVES = [
+    ("token_queue", {"width": 8, "depth": 1}),
+    ("token_queue", {"width": 8, "depth": 2}),
+    ("token_queue", {"width": 8, "depth": 3}),
+    ("token_queue", {"width": 32, "depth": 4}),
+    ("token_queue", {"width": 8, "depth": 5}),
+    ("token_queue", {"width": 8, "depth": 16}),
+    ("skid_buffer", {"width": 1}),
+    ("skid_buffer", {"width": 32}),
+    ("fork", {"width": 8, "n": 2, "mode": "eager"}),
+    ("fork", {"width": 8, "n": 3, "mode": "eager"}),
+    ("fork", {"width": 8, "n": 2, "mode": "lockstep"}),
+    ("fork", {"width": 8, "n": 3, "mode": "lockstep"}),
+    ("arbiter", {"width": 8, "n": 2, "tuple_beats": 1}),
+    ("arbiter", {"width": 8, "n": 3, "tuple_beats": 1}),
+    ("arbiter", {"width": 8, "n": 3, "tuple_beats": 2}),
+    ("arbiter", {"width": 16, "n": 5, "tuple_beats": 3}),
+    ("join", {"width": 8, "n": 2}),
+    ("join", {"width": 5, "n": 3}),
+]
+
+
+def row_id(kind: str, params: dict) -> str:
+    return kind + "-" + "-".join(f"{name}={value}" for name, value in params.items())
+
+
+primitive_rows = pytest.mark.parametrize(
+    "kind,params", [pytest.param(kind, params, id=row_id(kind, params)) for kind, params in PRIMITIVES])

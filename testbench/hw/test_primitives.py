@@ -1,0 +1,29 @@
+"""Every stream primitive x parameter set x stall profile x 3 seeds, against its golden model."""
+
+import pytest
+
+from hw import catalog
+from testbench.benches import run_amaranth_bench, run_verilator_bench
+from testbench.seeds import seeds_for
+from testbench.streams import PROFILES
+
+from .scenarios import primitive_rows, row_id
+
+
+@primitive_rows
+@pytest.mark.parametrize("profile", list(PROFILES))
+def test_amaranth_sim(kind, params, profile):
+    """Fast tier: Amaranth's simulator, the same drivers, monitors and scoreboards."""
+    for seed in seeds_for(f"sim:{row_id(kind, params)}:{profile}"):
+        print(f"{kind} {params} profile={profile} seed={seed}")
+        run_amaranth_bench(catalog.build(kind, **params), kind, params, profile=profile, seed=seed)
+
+
+@pytest.mark.verilator
+@primitive_rows
+def test_verilator(kind, params):
+    """Generated Verilog on Verilator via cocotb: every profile and seed in one simulation."""
+    seeds = seeds_for(f"verilator:{row_id(kind, params)}")
+    print(f"{kind} {params} seeds={seeds}")
+    run_verilator_bench(catalog.build(kind, **params), kind, params,
+                        case=f"primitive-{row_id(kind, params)}", profiles=list(PROFILES), seeds=seeds)

