@@ -1,0 +1,4 @@
+"""Benchmarks: FPGA area/Fmax (YoWASP Yosys + nextpnr) and simulated throughput.
+
+Run ``make bench`` (or ``python -m bench.run``); results land in ``bench/results/``.
+"""

