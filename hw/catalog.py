@@ -27,6 +27,7 @@ class Parameter:
     default: Any
     help: str
     choices: tuple = ()
+    minimum: int | None = None
 
     def parse(self, component: str, text: str):
         """Turn a command-line string into this parameter's value."""
@@ -34,9 +35,22 @@ class Parameter:
             try:
                 return int(text, 0)
             except ValueError:
-                raise ParameterError(
-                    f"{component}: {self.name}={text!r} is not an integer; {self.help}") from None
+                raise ParameterError(f"{component}: {self.name}={text!r} is not an integer; "
+                                     f"{self.name} is the {self.help}") from None
         return text
+
+    def check(self, component: str, value):
+        """Raise :class:`ParameterError` unless ``value`` is allowed."""
+        if self.kind is int:
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ParameterError(f"{component}: {self.name}={value!r} is not an integer; "
+                                     f"{self.name} is the {self.help}")
+            if self.minimum is not None and value < self.minimum:
+                raise ParameterError(f"{component}: {self.name}={value} is not allowed; "
+                                     f"{self.name} is the {self.help}")
+        if self.choices and value not in self.choices:
+            raise ParameterError(f"{component}: {self.name}={value!r} is not allowed; "
+                                 f"choose one of: {', '.join(self.choices)}")
 
 
 @dataclass(frozen=True)
@@ -54,12 +68,12 @@ class Generator:
         raise ParameterError(f"{self.name}: unknown parameter {name!r}; its parameters are: {allowed}")
 
 
-_WIDTH = Parameter("width", int, 32, "payload width in bits, >= 1")
+_WIDTH = Parameter("width", int, 32, "payload width in bits, >= 1", minimum=1)
 
 CATALOG: dict[str, Generator] = {generator.name: generator for generator in [
     Generator(
         "token_queue", "FIFO token queue of any depth, registered outputs, occupancy output",
-        (_WIDTH, Parameter("depth", int, 4, "number of tokens held, >= 1")),
+        (_WIDTH, Parameter("depth", int, 4, "number of tokens held, >= 1", minimum=1)),
         lambda width, depth: TokenQueue(unsigned(width), depth)),
     Generator(
         "skid_buffer", "register slice cutting valid and ready paths, full throughput",
@@ -67,17 +81,17 @@ CATALOG: dict[str, Generator] = {generator.name: generator for generator in [
         lambda width: SkidBuffer(unsigned(width))),
     Generator(
         "fork", "1-to-N multicast, eager or lock-step",
-        (_WIDTH, Parameter("n", int, 2, "number of outputs, >= 2"),
-         Parameter("mode", str, "eager", "eager or lockstep", FORK_MODES)),
+        (_WIDTH, Parameter("n", int, 2, "number of outputs, >= 2", minimum=2),
+         Parameter("mode", str, "eager", "fork mode: eager or lockstep", FORK_MODES)),
         lambda width, n, mode: Fork(unsigned(width), n, mode=mode)),
     Generator(
         "arbiter", "N-to-1 round-robin merge, optional multi-beat grants",
-        (_WIDTH, Parameter("n", int, 2, "number of inputs, >= 2"),
-         Parameter("tuple_beats", int, 1, "transfers per grant, >= 1")),
+        (_WIDTH, Parameter("n", int, 2, "number of inputs, >= 2", minimum=2),
+         Parameter("tuple_beats", int, 1, "transfers per grant, >= 1", minimum=1)),
         lambda width, n, tuple_beats: Arbiter(unsigned(width), n, tuple_beats=tuple_beats)),
     Generator(
         "join", "N-to-1 join: one output token carrying all N payloads",
-        (_WIDTH, Parameter("n", int, 2, "number of inputs, >= 2")),
+        (_WIDTH, Parameter("n", int, 2, "number of inputs, >= 2", minimum=2)),
         lambda width, n: Join(unsigned(width), n)),
 ]}
 
@@ -113,9 +127,5 @@ def build(name: str, **values):
         generator.parameter(key)
     arguments = {p.name: values.get(p.name, p.default) for p in generator.parameters}
     for parameter in generator.parameters:
-        if parameter.choices and arguments[parameter.name] not in parameter.choices:
-            allowed = ", ".join(parameter.choices)
-            raise ParameterError(
-                f"{name}: {parameter.name}={arguments[parameter.name]!r} is not allowed; "
-                f"choose one of: {allowed}")
+        parameter.check(name, arguments[parameter.name])
     return generator.construct(**arguments)

@@ -7,7 +7,7 @@ from .amaranth_sim import run_in_amaranth
 from .scenarios import make_bench
 from .seeds import base_seed
 from .streams import stream_ports
-from .verilator import build_design, run_cocotb
+from .verilator import build_design, run_cocotb, run_directory
 
 __all__ = ["run_verilator_bench", "run_amaranth_bench", "design_key"]
 
@@ -23,8 +23,11 @@ def _max_cycles(tokens: int, params: dict) -> int:
 
 
 def run_verilator_bench(component, kind: str, params: dict, *, case: str, profiles, seeds,
-                        tokens: int = 200, design: str | None = None):
-    """Build ``component`` once with Verilator and run every (profile, seed) on it."""
+                        tokens: int = 200, design: str | None = None) -> list[dict]:
+    """Build ``component`` once with Verilator and run every (profile, seed) on it.
+
+    Returns one record per passing (profile, seed): cycles and output tokens.
+    """
     ports, extra = stream_ports(component)
     config = {
         "kind": kind, "params": params, "ports": [astuple(port) for port in ports],
@@ -32,8 +35,12 @@ def run_verilator_bench(component, kind: str, params: dict, *, case: str, profil
         "base_seed": base_seed(), "tokens": tokens, "max_cycles": _max_cycles(tokens, params),
     }
     built = build_design(design or design_key(kind, params), component)
-    return run_cocotb(built, "testbench.cocotb_bench", case,
-                      {"RIVULET_BENCH": json.dumps(config)})
+    summary = run_directory(case) / "summary.jsonl"
+    summary.parent.mkdir(parents=True, exist_ok=True)
+    summary.unlink(missing_ok=True)
+    run_cocotb(built, "testbench.cocotb_bench", case,
+               {"RIVULET_BENCH": json.dumps(config), "RIVULET_BENCH_SUMMARY": str(summary)})
+    return [json.loads(line) for line in summary.read_text().splitlines()]
 
 
 def run_amaranth_bench(component, kind: str, params: dict, *, profile: str, seed: int,

@@ -56,3 +56,7 @@ async def stream_bench(dut, profile, seed):
     moved = sum(len(monitor.transfers) for monitor in bench.monitors if not monitor.port.into_design)
     cocotb.log.info("passed: %d cycles, %d output tokens, %.3f tokens/cycle", cycles, moved,
                     moved / cycles)
+    if "RIVULET_BENCH_SUMMARY" in os.environ:
+        with open(os.environ["RIVULET_BENCH_SUMMARY"], "a") as summary:
+            summary.write(json.dumps({"profile": profile, "seed": seed, "cycles": cycles,
+                                      "output_tokens": moved}) + "\n")

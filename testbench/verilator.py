@@ -20,7 +20,8 @@ from amaranth.back import verilog
 from .toolchain import BUILD_ROOT, fst_supported, use_tool_environment
 from .wrappers import Clocked
 
-__all__ = ["VerilatedDesign", "build_design", "run_cocotb", "CocotbFailure", "waves_requested"]
+__all__ = ["VerilatedDesign", "build_design", "run_cocotb", "run_directory", "CocotbFailure",
+           "waves_requested"]
 
 SIM_ROOT = BUILD_ROOT / "sim"
 RUN_ROOT = BUILD_ROOT / "sim-runs"
@@ -85,6 +86,11 @@ def build_design(key: str, component) -> VerilatedDesign:
     return VerilatedDesign(key, build_dir)
 
 
+def run_directory(case: str) -> Path:
+    """Where the run named ``case`` keeps its results, log and waves."""
+    return RUN_ROOT / _safe_name(case)
+
+
 def run_cocotb(design: VerilatedDesign, test_module: str, case: str,
                extra_env: dict[str, str]) -> Path:
     """Run cocotb module ``test_module`` on ``design``; raise :class:`CocotbFailure` on failure.
@@ -94,7 +100,7 @@ def run_cocotb(design: VerilatedDesign, test_module: str, case: str,
     from cocotb_tools.runner import get_runner
 
     use_tool_environment()
-    test_dir = RUN_ROOT / _safe_name(case)
+    test_dir = run_directory(case)
     test_dir.mkdir(parents=True, exist_ok=True)
     results = test_dir / "results.xml"
     results.unlink(missing_ok=True)

@@ -1,0 +1,91 @@
+"""The ``rivulet`` command: generate Verilog for any catalog component, list what exists.
+
+It lives in ``testbench`` because that is the one package allowed to import every other: later
+subcommands (``run --sim rtl``) drive the simulation harness. See docs/layout.md.
+"""
+
+import argparse
+import sys
+from pathlib import Path
+
+from hw.catalog import CATALOG, parse_parameters
+from hw.params import ParameterError
+
+from .generate import generate
+
+__all__ = ["main"]
+
+_EXAMPLES = """\
+examples:
+  rivulet list
+  rivulet generate token_queue --param width=32 --param depth=16 -o token_queue.v
+  rivulet generate fork -p n=3 -p mode=lockstep -o fork3.v --metadata fork3.json
+"""
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="rivulet", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Generate, verify and build spatial dataflow hardware.", epilog=_EXAMPLES)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    listing = commands.add_parser(
+        "list", help="list the components you can generate, with their parameters",
+        description="List every component of the catalog with its parameters and defaults.")
+    listing.set_defaults(handler=_list)
+
+    generate = commands.add_parser(
+        "generate", formatter_class=argparse.RawDescriptionHelpFormatter,
+        help="write the Verilog of one component",
+        description="Write the Verilog of one component. Stream ports keep Amaranth's names "
+                    "(i__payload, i__valid, i__ready, o__...; arrays as o__0__payload), so "
+                    "third-party stream drivers attach to them directly. Parameters are checked "
+                    "before anything is written.",
+        epilog="components: " + ", ".join(sorted(CATALOG)) + "\n(`rivulet list` shows parameters)")
+    generate.add_argument("component", metavar="COMPONENT", help="component name, see `rivulet list`")
+    generate.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE",
+                          help="set a parameter (repeatable); unset ones take their defaults")
+    generate.add_argument("-o", "--output", required=True, type=Path, metavar="FILE.v",
+                          help="Verilog file to write")
+    generate.add_argument("--top", metavar="NAME",
+                          help="Verilog module name (default: rivulet_COMPONENT; a prefix keeps "
+                               "names such as fork and join clear of Verilog keywords)")
+    generate.add_argument("--metadata", type=Path, metavar="FILE.json",
+                          help="also write the port list (names, directions, widths) as JSON")
+    generate.add_argument("--keep-src", action="store_true",
+                          help="keep (* src *) attributes that map cells back to Python lines")
+    generate.set_defaults(handler=_generate)
+    return parser
+
+
+def _list(arguments) -> int:
+    for name, generator in sorted(CATALOG.items()):
+        print(f"{name}: {generator.summary}")
+        for parameter in generator.parameters:
+            choices = f" (one of: {', '.join(parameter.choices)})" if parameter.choices else ""
+            setting = f"{parameter.name}={parameter.default}"
+            print(f"    {setting:<16} {parameter.help}{choices}")
+    return 0
+
+
+def _generate(arguments) -> int:
+    values = parse_parameters(arguments.component, arguments.param)
+    generated = generate(arguments.component, values, arguments.output, top=arguments.top,
+                         metadata=arguments.metadata, keep_src=arguments.keep_src)
+    print(f"wrote {generated.path} (module {generated.module}, {generated.lines} lines)")
+    if arguments.metadata:
+        print(f"wrote {arguments.metadata}")
+    return 0
+
+
+def main(argv=None) -> int:
+    arguments = _parser().parse_args(argv)
+    try:
+        return arguments.handler(arguments)
+    except ParameterError as error:
+        print(f"rivulet: error: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
