@@ -1,15 +1,21 @@
-"""Deliberately broken token queues: the benches must catch every one of them.
+# amaranth: UnusedElaboratable=no
+"""Deliberately broken primitives: the benches must catch every one of them.
 
-Each mutant has TokenQueue's exact signature and wraps a real TokenQueue, breaking one promise.
-A check that lets a mutant pass could not have failed, and would prove nothing.
+Each mutant has the exact signature of the primitive it imitates and breaks one promise. A check
+that lets a mutant pass could not have failed, and would prove nothing.
 """
 
-from amaranth.hdl import Module, Mux, Signal
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from amaranth.hdl import Module, Mux, Signal, unsigned
 from amaranth.lib import wiring
 
+from hw.arbiter import Arbiter
+from hw.fork import Fork
 from hw.token_queue import TokenQueue
 
-__all__ = ["MUTANTS"]
+__all__ = ["Mutant", "MUTANTS"]
 
 
 class _QueueMutant(wiring.Component):
@@ -85,11 +91,74 @@ class FidgetingQueue(_QueueMutant):
         m.d.comb += self.o.payload.eq(inner.o.payload ^ waiting)
 
 
-# name -> (mutant class, the words of the check that must catch it)
+class FixedPriorityArbiter(wiring.Component):
+    """An Arbiter look-alike that always prefers the lowest-numbered requesting input."""
+
+    def __init__(self, shape, n: int):
+        self.n = n
+        super().__init__(Arbiter(shape, n).signature)
+
+    def elaborate(self, platform):
+        m = Module()
+        held = Signal()
+        current = Signal(range(self.n))
+        choice = Signal(range(self.n))
+        for k in reversed(range(self.n)):
+            with m.If(self.i[k].valid):
+                m.d.comb += choice.eq(k)
+        m.d.comb += self.grant.eq(Mux(held, current, choice))
+        with m.Switch(self.grant):
+            for k in range(self.n):
+                with m.Case(k):
+                    m.d.comb += [self.o.valid.eq(self.i[k].valid),
+                                 self.o.payload.eq(self.i[k].payload),
+                                 self.i[k].ready.eq(self.o.ready)]
+        m.d.sync += [held.eq(self.o.valid & ~self.o.ready), current.eq(self.grant)]
+        return m
+
+
+class HastyFork(wiring.Component):
+    """An eager Fork look-alike that retires the input as soon as output 0 has the token."""
+
+    def __init__(self, shape, n: int):
+        self.n = n
+        super().__init__(Fork(shape, n).signature)
+
+    def elaborate(self, platform):
+        m = Module()
+        delivered = Signal(self.n)
+        done = delivered[0] | self.o[0].ready
+        m.d.comb += self.i.ready.eq(done)
+        for k, output in enumerate(self.o):
+            m.d.comb += [output.payload.eq(self.i.payload),
+                         output.valid.eq(self.i.valid & ~delivered[k])]
+            with m.If(self.i.valid & done):
+                m.d.sync += delivered[k].eq(0)
+            with m.Elif(output.valid & output.ready):
+                m.d.sync += delivered[k].eq(1)
+        return m
+
+
+@dataclass(frozen=True)
+class Mutant:
+    build: Callable
+    kind: str           # the catalog primitive it pretends to be, whose scoreboard judges it
+    params: dict
+    evidence: str       # words of the failure message of the check that must catch it
+
+
+_QUEUE = {"width": 8, "depth": 4}
+
 MUTANTS = {
-    "dropping_queue": (DroppingQueue, "queue holds"),
-    "corrupting_queue": (CorruptingQueue, "expected"),
-    "duplicating_queue": (DuplicatingQueue, "queue holds"),
-    "impatient_queue": (ImpatientQueue, "valid fell"),
-    "fidgeting_queue": (FidgetingQueue, "payload changed"),
+    "dropping_queue": Mutant(lambda: DroppingQueue(unsigned(8), 4), "token_queue", _QUEUE, "queue holds"),
+    "corrupting_queue": Mutant(lambda: CorruptingQueue(unsigned(8), 4), "token_queue", _QUEUE, "expected"),
+    "duplicating_queue": Mutant(lambda: DuplicatingQueue(unsigned(8), 4), "token_queue", _QUEUE,
+                                "queue holds"),
+    "impatient_queue": Mutant(lambda: ImpatientQueue(unsigned(8), 4), "token_queue", _QUEUE, "valid fell"),
+    "fidgeting_queue": Mutant(lambda: FidgetingQueue(unsigned(8), 4), "token_queue", _QUEUE,
+                              "payload changed"),
+    "fixed_priority_arbiter": Mutant(lambda: FixedPriorityArbiter(unsigned(8), 3), "arbiter",
+                                     {"width": 8, "n": 3, "tuple_beats": 1}, "round-robin"),
+    "hasty_fork": Mutant(lambda: HastyFork(unsigned(8), 3), "fork",
+                         {"width": 8, "n": 3, "mode": "eager"}, "must retire exactly when all"),
 }
