@@ -1,0 +1,64 @@
+"""Bounded FIFO channels: the streams of the golden model.
+
+The golden model runs the fabric as a network of processes (switches, FUs) connected by these
+channels, one token at a time. Channel capacities are the hardware's queue depths, so a program
+that would deadlock in hardware for lack of buffering deadlocks in the model too.
+"""
+
+from collections import deque
+
+__all__ = ["Channel", "UnitModel"]
+
+
+class Channel:
+    """A FIFO of at most ``capacity`` tokens, with a count of every token that passed."""
+
+    def __init__(self, name: str, capacity: int):
+        self.name, self.capacity = name, capacity
+        self.tokens = deque()
+        self.passed = 0
+
+    def can_push(self) -> bool:
+        return len(self.tokens) < self.capacity
+
+    def push(self, token: int):
+        assert self.can_push(), f"channel {self.name} overflow"
+        self.tokens.append(token)
+        self.passed += 1
+
+    def can_pop(self) -> bool:
+        return bool(self.tokens)
+
+    def peek(self) -> int:
+        return self.tokens[0]
+
+    def pop(self) -> int:
+        return self.tokens.popleft()
+
+    def __repr__(self):
+        return f"Channel({self.name}, {len(self.tokens)}/{self.capacity})"
+
+
+class UnitModel:
+    """What every unit's golden model (a switch or a FU kind) provides.
+
+    ``load`` takes the unit's decoded micro-ops (dicts from ``rsn.isa.decode``) in execution
+    order. ``step`` makes at most one token's worth of progress on the unit's channels and says
+    whether it did; the fabric model calls it until no unit can move (finished or deadlocked).
+    """
+
+    def __init__(self):
+        self.uops = deque()
+        self.finished = False
+        self.firings = 0
+
+    def load(self, uops):
+        self.uops.extend(uops)
+
+    @property
+    def busy(self) -> bool:
+        """A micro-op is waiting or in progress."""
+        raise NotImplementedError
+
+    def step(self, inputs: list[Channel], outputs: list[Channel]) -> bool:
+        raise NotImplementedError

@@ -1,0 +1,223 @@
+"""The RSN micro-op and packet encoding: the one source of truth.
+
+The layouts below are Amaranth ``data`` layouts. The RTL decodes micro-ops by viewing their bits
+through them; the assembler encodes with :func:`encode`; the golden model decodes with
+:func:`decode`. All three read the same field list, so they cannot drift apart.
+See docs/rsn-architecture.md for the meaning of each field.
+"""
+
+import enum as python_enum
+
+from amaranth.hdl import Shape, signed
+from amaranth.lib import data, enum
+
+__all__ = [
+    "IsaError", "Opcode", "MacMode", "Precision", "BODY_BITS", "BODY_WORDS", "SWITCH_INPUTS",
+    "SWITCH_OUTPUTS", "NO_INPUT", "SwitchUop", "MemUop", "MacUop", "AluUop", "Header", "Target",
+    "UOP_LAYOUTS", "REGISTERS", "GLOBAL_REGISTERS", "encode", "decode", "body_words",
+    "body_from_words", "packet", "tile_mask",
+]
+
+BODY_BITS = 64
+BODY_WORDS = BODY_BITS // 32
+SWITCH_INPUTS = 6        # N, E, S, W, then up to 2 FU outputs
+SWITCH_OUTPUTS = 7       # N, E, S, W, then up to 3 FU inputs
+NO_INPUT = 7             # select value of an output that copies nothing
+
+
+class IsaError(ValueError):
+    """A micro-op or packet field is out of its range; the message names the field."""
+
+
+class Opcode(enum.Enum, shape=4):
+    NOP = 0
+    SWITCH = 1
+    FU = 2
+    WRITE = 3
+    READ = 4
+    START = 5
+
+
+class MacMode(enum.Enum, shape=2):
+    LOAD = 0
+    DOT = 1
+    DOT2 = 2
+
+
+class Precision(enum.Enum, shape=1):
+    INT32 = 0
+    INT8 = 1
+
+
+def _padded(fields: dict) -> data.StructLayout:
+    """A struct of ``fields`` padded with a reserved field to exactly one 64-bit body."""
+    used = sum(Shape.cast(shape).width for shape in fields.values())
+    assert used <= BODY_BITS, f"micro-op fields take {used} bits, more than {BODY_BITS}"
+    if used < BODY_BITS:
+        fields = {**fields, "reserved": BODY_BITS - used}
+    return data.StructLayout(fields)
+
+
+SwitchUop = _padded({
+    "beats": 16,                                        # 0: a static route, never ends
+    "enable": SWITCH_OUTPUTS,                           # outputs this micro-op routes
+    "select": data.ArrayLayout(3, SWITCH_OUTPUTS),      # the input each output copies
+    "last": 1,
+})
+
+MemUop = _padded({
+    "write": 1,
+    "start": 12,
+    "stride": signed(12),       # address step of the inner index i
+    "offset": signed(12),       # address step of the outer index j
+    "count_i": 12,
+    "count_j": 12,
+    "last": 1,
+})
+
+MacUop = _padded({
+    "mode": MacMode,
+    "precision": Precision,
+    "length": 12,               # tokens per dot product (or loaded into the buffer)
+    "rows": 16,                 # dot products per micro-op (DOT, DOT2)
+    "last": 1,
+})
+
+AluUop = _padded({
+    "beats": 16,
+    "relu": 1,
+    "shift": 5,                 # arithmetic shift right
+    "clip": 1,
+    "lo": signed(16),
+    "hi": signed(16),
+    "last": 1,
+})
+
+Header = data.StructLayout({"opcode": Opcode, "window": 5, "repeat": 16, "reserved": 7})
+Target = data.StructLayout({"rows": 16, "cols": 16})
+
+UOP_LAYOUTS = {"switch": SwitchUop, "mem": MemUop, "mac": MacUop, "alu": AluUop}
+
+# Per-tile register addresses (control plane WRITE/READ).
+REGISTERS = {
+    "storage": 0x0000,          # 0x0000-0x0FFF: FU storage (mem words)
+    "firings": 0x1000,
+    "stalls": 0x1001,
+    "status": 0x1002,           # bit 0 switch finished, bit 1 FU finished, bit 2 watchdog stalled
+    "link_beats": 0x1010,       # + switch output index
+}
+GLOBAL_REGISTERS = {"cycles": 0x0000, "done": 0x0001, "watchdog": 0x0002}
+
+
+def _fields(layout):
+    for name, field in layout:
+        if name != "reserved":
+            yield name, field
+
+
+def _check_scalar(name: str, shape, value) -> int:
+    """Return the raw bits of ``value`` for a field of ``shape``; raise :class:`IsaError`."""
+    if isinstance(shape, type) and issubclass(shape, python_enum.Enum):
+        if isinstance(value, str):
+            try:
+                value = shape[value]
+            except KeyError:
+                allowed = ", ".join(member.name for member in shape)
+                raise IsaError(f"field {name}: {value!r} is not one of {allowed}") from None
+        if not isinstance(value, shape):
+            raise IsaError(f"field {name}: expected a {shape.__name__}, got {value!r}")
+        return value.value
+    shape = Shape.cast(shape)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise IsaError(f"field {name}: {value!r} is not an integer")
+    low, high = (-(1 << (shape.width - 1)), (1 << (shape.width - 1)) - 1) if shape.signed \
+        else (0, (1 << shape.width) - 1)
+    if not low <= value <= high:
+        raise IsaError(f"field {name}={value} does not fit {shape.width} bits "
+                       f"({'signed' if shape.signed else 'unsigned'}: {low}..{high})")
+    return value & ((1 << shape.width) - 1)
+
+
+def encode(layout: data.StructLayout, fields: dict) -> int:
+    """Pack ``fields`` into the bits of ``layout``; missing fields are 0, unknown ones an error."""
+    known = {name for name, _ in _fields(layout)}
+    unknown = set(fields) - known
+    if unknown:
+        raise IsaError(f"unknown field(s) {sorted(unknown)}; fields are {sorted(known)}")
+    bits = 0
+    for name, field in _fields(layout):
+        value = fields.get(name, 0)
+        if isinstance(field.shape, data.ArrayLayout):
+            elements = list(value) if not isinstance(value, int) else [value] * field.shape.length
+            if len(elements) != field.shape.length:
+                raise IsaError(f"field {name}: expected {field.shape.length} elements, "
+                               f"got {len(elements)}")
+            element_width = Shape.cast(field.shape.elem_shape).width
+            for index, element in enumerate(elements):
+                raw = _check_scalar(f"{name}[{index}]", field.shape.elem_shape, element)
+                bits |= raw << (field.offset + index * element_width)
+        else:
+            bits |= _check_scalar(name, field.shape, value) << field.offset
+    return bits
+
+
+def _unpack_scalar(shape, raw: int):
+    if isinstance(shape, type) and issubclass(shape, python_enum.Enum):
+        return shape(raw)
+    shape = Shape.cast(shape)
+    if shape.signed and raw >> (shape.width - 1):
+        return raw - (1 << shape.width)
+    return raw
+
+
+def decode(layout: data.StructLayout, bits: int) -> dict:
+    """The fields of ``layout`` in ``bits`` (enums as members, signed fields as negative ints)."""
+    fields = {}
+    for name, field in _fields(layout):
+        if isinstance(field.shape, data.ArrayLayout):
+            width = Shape.cast(field.shape.elem_shape).width
+            fields[name] = [
+                _unpack_scalar(field.shape.elem_shape,
+                               (bits >> (field.offset + index * width)) & ((1 << width) - 1))
+                for index in range(field.shape.length)]
+        else:
+            width = Shape.cast(field.shape).width
+            fields[name] = _unpack_scalar(field.shape, (bits >> field.offset) & ((1 << width) - 1))
+    return fields
+
+
+def body_words(bits: int) -> list[int]:
+    """A 64-bit body as 32-bit words, least significant first."""
+    return [(bits >> (32 * k)) & 0xFFFF_FFFF for k in range(BODY_WORDS)]
+
+
+def body_from_words(words) -> int:
+    return sum(word << (32 * k) for k, word in enumerate(words))
+
+
+def tile_mask(tiles) -> dict:
+    """Row and column masks covering ``tiles`` (an iterable of (row, col)).
+
+    The packet reaches the cross product of the rows and columns, so the tiles must form one.
+    """
+    tiles = set(tiles)
+    rows = {row for row, _ in tiles}
+    cols = {col for _, col in tiles}
+    if tiles != {(row, col) for row in rows for col in cols}:
+        raise IsaError(f"tiles {sorted(tiles)} are not a cross product of rows and columns; "
+                       f"send one packet per tile instead")
+    return {"rows": sum(1 << row for row in rows), "cols": sum(1 << col for col in cols)}
+
+
+def packet(opcode: Opcode, target: dict, bodies, *, repeat: int = 1) -> list[int]:
+    """The words of one control packet: header, target masks, then each body's two words."""
+    bodies = list(bodies)
+    if not 0 <= len(bodies) <= 31:
+        raise IsaError(f"a packet holds at most 31 bodies (window), not {len(bodies)}")
+    if not 1 <= repeat <= 0xFFFF:
+        raise IsaError(f"repeat={repeat} is outside 1..65535")
+    words = [encode(Header, {"opcode": opcode, "window": len(bodies), "repeat": repeat}),
+             encode(Target, target)]
+    for body in bodies:
+        words += body_words(body)
+    return words
