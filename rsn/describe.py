@@ -1,0 +1,55 @@
+"""A JSON description of a generated fabric: its ports, tiles, registers and micro-op encoding.
+
+Written next to the Verilog by ``rivulet generate fabric``, so that host software and tools in
+any language can drive the fabric without reading Python.
+"""
+
+from amaranth.hdl import Shape
+from amaranth.lib import data
+
+from .fabric_spec import FabricSpec
+from .isa import GLOBAL_REGISTERS, REGISTERS, UOP_LAYOUTS, Header, Opcode, Target
+
+__all__ = ["describe"]
+
+
+def _layout_fields(layout: data.StructLayout) -> list[dict]:
+    fields = []
+    for name, field in layout:
+        shape = field.shape
+        entry = {"name": name, "offset": field.offset, "width": Shape.cast(shape).width}
+        if isinstance(shape, data.ArrayLayout):
+            entry.update(elements=shape.length, element_width=Shape.cast(shape.elem_shape).width)
+        elif isinstance(shape, type):
+            entry["values"] = {member.name: member.value for member in shape}
+        else:
+            entry["signed"] = Shape.cast(shape).signed
+        fields.append(entry)
+    return fields
+
+
+def describe(spec: FabricSpec, metadata: dict | None = None) -> dict:
+    """Everything a host needs to program the fabric built from ``spec``.
+
+    ``metadata`` is the component's ``metadata.as_json()`` (exact Verilog port names).
+    """
+    from .fu_kinds import FU_KINDS
+    return {
+        "rows": spec.rows, "cols": spec.cols, "data_width": spec.data_width,
+        "queue_depth": spec.queue_depth, "uop_queue_depth": spec.uop_queue_depth,
+        "tiles": [{"row": row, "col": col, "kind": spec.kind((row, col)),
+                   "fu_inputs": FU_KINDS[spec.kind((row, col))].n_in,
+                   "fu_outputs": FU_KINDS[spec.kind((row, col))].n_out,
+                   "failed": (row, col) in spec.failed_tiles}
+                  for row, col in spec.all_tiles()],
+        "host_ports": [{"name": port.name, "tile": list(port.tile), "side": port.side,
+                        "direction": port.direction} for port in spec.host_ports],
+        "control_chain_order": "row-major from tile [0, 0]",
+        "registers": REGISTERS,
+        "global_registers": GLOBAL_REGISTERS,
+        "opcodes": {member.name: member.value for member in Opcode},
+        "packet": {"header": _layout_fields(Header), "target": _layout_fields(Target),
+                   "body_words": 2},
+        "micro_ops": {kind: _layout_fields(layout) for kind, layout in UOP_LAYOUTS.items()},
+        "ports": metadata,
+    }

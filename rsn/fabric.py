@@ -1,0 +1,124 @@
+"""The fabric top: a grid of tiles, their links, host ports, the control plane, done and watchdog."""
+
+from amaranth.hdl import Module, Signal, unsigned
+from amaranth.lib import stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from .control import Dispenser
+from .fabric_spec import DIRECTIONS, FabricSpec
+from .tile import Tile
+
+__all__ = ["Fabric", "OPPOSITE"]
+
+OPPOSITE = {"N": "S", "S": "N", "E": "W", "W": "E"}
+
+
+class Fabric(wiring.Component):
+    """A fabric generated from a :class:`FabricSpec`.
+
+    Ports: ``ctrl`` (In, 32-bit words: configuration and micro-op packets), ``readback`` (Out,
+    32-bit words answering READ packets), one stream per host port named after it (``In`` for
+    host-to-fabric, ``Out`` for fabric-to-host, ``data_width`` bits), ``done`` and ``stalled``.
+
+    ``done`` rises once every unit that received a micro-op has finished its ``last`` one.
+    ``stalled`` rises when some unit is busy but no switch has moved a token for
+    ``watchdog_limit`` cycles; the busy tiles then report the stall in their status register.
+    """
+
+    def __init__(self, spec: FabricSpec, *, max_window: int = 8, watchdog_limit: int = 1024):
+        self.spec, self.max_window, self.watchdog_limit = spec, max_window, watchdog_limit
+        data = stream.Signature(unsigned(spec.data_width))
+        word = stream.Signature(unsigned(32))
+        members = {"ctrl": In(word), "readback": Out(word), "done": Out(1), "stalled": Out(1)}
+        for port in spec.host_ports:
+            members[port.name] = In(data) if port.direction == "in" else Out(data)
+        super().__init__(members)
+
+    def elaborate(self, platform):
+        m = Module()
+        spec = self.spec
+        tiles = {}
+        for row, col in spec.all_tiles():
+            tiles[row, col] = Tile(spec, row, col, max_window=self.max_window)
+            m.submodules[f"tile_{row}_{col}"] = tiles[row, col]
+        order = [tiles[tile] for tile in spec.all_tiles()]    # the control chain, row-major
+
+        m.submodules.dispenser = dispenser = Dispenser()
+        wiring.connect(m, wiring.flipped(self.ctrl), dispenser.ctrl)
+        wiring.connect(m, dispenser.readback, wiring.flipped(self.readback))
+        wiring.connect(m, dispenser.chain, order[0].chain_in)
+        for upstream, downstream in zip(order, order[1:], strict=False):
+            wiring.connect(m, upstream.chain_out, downstream.chain_in)
+            wiring.connect(m, upstream.readback_out, downstream.readback_in)
+        m.d.comb += order[-1].chain_out.ready.eq(1)          # the chain's end drains
+        wiring.connect(m, order[-1].readback_out, dispenser.readback_chain)
+        m.d.comb += order[0].readback_in.valid.eq(0)
+
+        self._elaborate_links(m, tiles)
+        self._elaborate_done_and_watchdog(m, order, dispenser)
+        return m
+
+    def _elaborate_links(self, m, tiles):
+        spec = self.spec
+        host_at = {(port.tile, port.side): port for port in spec.host_ports}
+        for tile, unit in tiles.items():
+            for index, side in enumerate(DIRECTIONS):
+                neighbour = spec.neighbour(tile, side)
+                if neighbour is not None:
+                    other = tiles[neighbour].links_in[DIRECTIONS.index(OPPOSITE[side])]
+                    wiring.connect(m, unit.links_out[index], other)
+                    continue
+                port = host_at.get((tile, side))
+                if port is not None and port.direction == "in":
+                    wiring.connect(m, wiring.flipped(getattr(self, port.name)), unit.links_in[index])
+                else:
+                    m.d.comb += unit.links_in[index].valid.eq(0)
+                if port is not None and port.direction == "out":
+                    wiring.connect(m, unit.links_out[index], wiring.flipped(getattr(self, port.name)))
+                else:
+                    m.d.comb += unit.links_out[index].ready.eq(0)
+
+    def _elaborate_done_and_watchdog(self, m, order, dispenser):
+        busy = Signal()
+        progress = Signal()
+        all_finished = Signal()
+        any_used = Signal()
+        m.d.comb += [
+            busy.eq(_any(tile.busy for tile in order)),
+            progress.eq(_any(tile.progress for tile in order)),
+            all_finished.eq(_all(tile.finished for tile in order)),
+            any_used.eq(_any(tile.used for tile in order)),
+        ]
+        done = Signal()
+        m.d.sync += done.eq(any_used & all_finished & ~busy)
+        idle_cycles = Signal(32)
+        with m.If(dispenser.clear | progress | ~busy):
+            m.d.sync += idle_cycles.eq(0)
+        with m.Elif(idle_cycles != self.watchdog_limit):
+            m.d.sync += idle_cycles.eq(idle_cycles + 1)
+        stalled = Signal()
+        m.d.comb += stalled.eq(idle_cycles == self.watchdog_limit)
+        for tile in order:
+            m.d.comb += tile.stalled.eq(stalled & tile.busy)
+        m.d.comb += [
+            self.done.eq(done),
+            self.stalled.eq(stalled),
+            dispenser.done.eq(done),
+            dispenser.watchdog.eq(idle_cycles),
+        ]
+
+
+def _any(bits):
+    bits = list(bits)
+    result = bits[0]
+    for bit in bits[1:]:
+        result = result | bit
+    return result
+
+
+def _all(bits):
+    bits = list(bits)
+    result = bits[0]
+    for bit in bits[1:]:
+        result = result & bit
+    return result

@@ -1,0 +1,14 @@
+"""The functional-unit kinds a fabric can hold, by the name used in fabric descriptions."""
+
+from .fu_alu import ALU_KIND
+from .fu_mac import MAC_KIND
+from .fu_mem import MEM_KIND
+
+__all__ = ["FU_KINDS", "fu_parameters"]
+
+FU_KINDS = {kind.name: kind for kind in (MEM_KIND, MAC_KIND, ALU_KIND)}
+
+
+def fu_parameters(kind: str, spec) -> dict:
+    """The fabric-description parameters a FU kind's RTL takes besides the data width."""
+    return {"mem": {"mem_depth": spec.mem_depth}, "mac": {"mac_depth": spec.mac_depth}}.get(kind, {})

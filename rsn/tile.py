@@ -1,0 +1,140 @@
+"""A tile: one switch, one functional unit, their micro-op queues and the tile's control.
+
+The tile wires the pieces together and owns the per-tile registers that the control plane reads
+(counters, status). Everything about *how* a switch, a FU or the control chain works lives in
+their own modules; see docs/rsn-architecture.md for the contract.
+"""
+
+from amaranth.hdl import Module, Signal, unsigned
+from amaranth.lib import stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from hw.token_queue import TokenQueue
+
+from .control import TileControl
+from .fu_kinds import FU_KINDS, fu_parameters
+from .isa import REGISTERS, SwitchUop
+from .switch import Switch
+
+__all__ = ["Tile"]
+
+
+class Tile(wiring.Component):
+    """Switch + FU of ``kind`` at ``(row, col)`` of a fabric described by ``spec``.
+
+    Members
+    -------
+    links_in, links_out : neighbour streams N, E, S, W (index = direction)
+    chain_in, chain_out, readback_in, readback_out : the control and read-back chains
+    busy, progress, finished, used : for the fabric's done and watchdog logic
+    stalled : In(1), set by the fabric's watchdog; reported in the status register
+    """
+
+    def __init__(self, spec, row: int, col: int, *, max_window: int = 8):
+        self.spec, self.row, self.col = spec, row, col
+        self.kind = FU_KINDS[spec.kind((row, col))]
+        self.max_window = max_window
+        data = stream.Signature(unsigned(spec.data_width))
+        word = stream.Signature(unsigned(32))
+        super().__init__({
+            "links_in": In(data).array(4),
+            "links_out": Out(data).array(4),
+            "chain_in": In(word),
+            "chain_out": Out(word),
+            "readback_in": In(word),
+            "readback_out": Out(word),
+            "busy": Out(1),
+            "progress": Out(1),
+            "finished": Out(1),
+            "used": Out(1),
+            "stalled": In(1),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        spec, kind = self.spec, self.kind
+        m.submodules.control = control = TileControl(self.row, self.col, self.max_window)
+        m.submodules.switch = switch = Switch(spec.data_width, kind.n_in, kind.n_out)
+        m.submodules.fu = fu = kind.rtl(width=spec.data_width, **fu_parameters(kind.name, spec))
+
+        wiring.connect(m, wiring.flipped(self.chain_in), control.chain_in)
+        wiring.connect(m, control.chain_out, wiring.flipped(self.chain_out))
+        wiring.connect(m, wiring.flipped(self.readback_in), control.readback_in)
+        wiring.connect(m, control.readback_out, wiring.flipped(self.readback_out))
+
+        # Micro-op queues decouple the control chain from the units' progress.
+        m.submodules.switch_uops = switch_uops = TokenQueue(SwitchUop, spec.uop_queue_depth)
+        m.submodules.fu_uops = fu_uops = TokenQueue(unsigned(64), spec.uop_queue_depth)
+        wiring.connect(m, control.switch_uop, switch_uops.i)
+        wiring.connect(m, switch_uops.o, switch.uop)
+        wiring.connect(m, control.fu_uop, fu_uops.i)
+        m.d.comb += [
+            fu.uop.payload.eq(fu_uops.o.payload),   # the FU views the 64 bits through its layout
+            fu.uop.valid.eq(fu_uops.o.valid),
+            fu_uops.o.ready.eq(fu.uop.ready),
+        ]
+
+        for side in range(4):
+            wiring.connect(m, wiring.flipped(self.links_in[side]), switch.i[side])
+            wiring.connect(m, switch.o[side], wiring.flipped(self.links_out[side]))
+        for k in range(kind.n_in):
+            queue = TokenQueue(unsigned(spec.data_width), spec.queue_depth)
+            m.submodules[f"fu_in{k}_queue"] = queue
+            wiring.connect(m, switch.o[4 + k], queue.i)
+            wiring.connect(m, queue.o, fu.i[k])
+        for k in range(kind.n_out):
+            wiring.connect(m, fu.o[k], switch.i[4 + k])
+
+        m.d.comb += [switch.clear.eq(control.clear), fu.clear.eq(control.clear)]
+        self._elaborate_status(m, control, switch, switch_uops, fu, fu_uops)
+        self._elaborate_registers(m, control, switch, fu)
+        return m
+
+    def _elaborate_status(self, m, control, switch, switch_uops, fu, fu_uops):
+        """A unit counts as used once it accepts a micro-op; done needs every used unit finished."""
+        switch_used, fu_used, stalled = Signal(), Signal(), Signal()
+        with m.If(control.clear):
+            m.d.sync += [switch_used.eq(0), fu_used.eq(0), stalled.eq(0)]
+        with m.Else():
+            with m.If(switch_uops.i.valid & switch_uops.i.ready):
+                m.d.sync += switch_used.eq(1)
+            with m.If(fu_uops.i.valid & fu_uops.i.ready):
+                m.d.sync += fu_used.eq(1)
+            with m.If(self.stalled):
+                m.d.sync += stalled.eq(1)
+        self._switch_used, self._fu_used, self._stalled = switch_used, fu_used, stalled
+        m.d.comb += [
+            self.busy.eq(switch.busy | fu.busy | (switch_uops.level != 0) | (fu_uops.level != 0)),
+            self.progress.eq(switch.progress),
+            self.used.eq(switch_used | fu_used),
+            self.finished.eq((~switch_used | switch.finished) & (~fu_used | fu.finished)),
+        ]
+
+    def _elaborate_registers(self, m, control, switch, fu):
+        """Per-tile registers: storage goes to the FU, counters and status are read here."""
+        cfg = control.cfg
+        storage = cfg.addr < REGISTERS["firings"]
+        m.d.comb += [
+            fu.cfg.addr.eq(cfg.addr),
+            fu.cfg.data.eq(cfg.data),
+            fu.cfg.write.eq(cfg.write & storage),
+            fu.cfg.read.eq(cfg.read & storage),
+        ]
+        local = Signal(32)
+        with m.Switch(cfg.addr):
+            with m.Case(REGISTERS["firings"]):
+                m.d.comb += local.eq(fu.firings)
+            with m.Case(REGISTERS["stalls"]):
+                m.d.comb += local.eq(fu.stalls)
+            with m.Case(REGISTERS["status"]):
+                m.d.comb += local.eq(switch.finished | (fu.finished << 1) | (self._stalled << 2))
+            for output, count in enumerate(switch.beats):
+                with m.Case(REGISTERS["link_beats"] + output):
+                    m.d.comb += local.eq(count)
+        # Read data is due in the cycle after `read`, as the FU's own storage answers.
+        local_read, local_data = Signal(), Signal(32)
+        m.d.sync += [local_read.eq(cfg.read & ~storage), local_data.eq(local)]
+        with m.If(local_read):
+            m.d.comb += cfg.rdata.eq(local_data)
+        with m.Else():
+            m.d.comb += cfg.rdata.eq(fu.cfg.rdata)
