@@ -10,10 +10,15 @@ from pathlib import Path
 
 from hw.catalog import CATALOG, parse_parameters
 from hw.params import ParameterError
+from rsn.fabric_spec import FabricError
+from rsn.isa import IsaError
 
 from .generate import generate
 
-__all__ = ["main"]
+__all__ = ["main", "USER_ERRORS"]
+
+# Errors about what the user asked for: reported as one clear line, without a traceback.
+USER_ERRORS = (ParameterError, FabricError, IsaError)
 
 _EXAMPLES = """\
 examples:
@@ -41,12 +46,17 @@ def _parser() -> argparse.ArgumentParser:
                     "(i__payload, i__valid, i__ready, o__...; arrays as o__0__payload), so "
                     "third-party stream drivers attach to them directly. Parameters are checked "
                     "before anything is written.",
-        epilog="components: " + ", ".join(sorted(CATALOG)) + "\n(`rivulet list` shows parameters)")
+        epilog="components: " + ", ".join(sorted(CATALOG)) + "\n(`rivulet list` shows parameters)\n\n"
+               "`rivulet generate fabric [--fabric FILE.toml] -o DIR` writes a whole fabric:\n"
+               "DIR/rivulet_fabric.v and DIR/rivulet_fabric.json (ports, tiles, registers, ISA).")
     generate.add_argument("component", metavar="COMPONENT", help="component name, see `rivulet list`")
     generate.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE",
                           help="set a parameter (repeatable); unset ones take their defaults")
     generate.add_argument("-o", "--output", required=True, type=Path, metavar="FILE.v",
-                          help="Verilog file to write")
+                          help="Verilog file to write (a directory for `generate fabric`)")
+    generate.add_argument("--fabric", type=Path, metavar="FILE.toml",
+                          help="fabric description for `generate fabric` (default: "
+                               "examples/fabrics/default.toml)")
     generate.add_argument("--top", metavar="NAME",
                           help="Verilog module name (default: rivulet_COMPONENT; a prefix keeps "
                                "names such as fork and join clear of Verilog keywords)")
@@ -69,6 +79,10 @@ def _list(arguments) -> int:
 
 
 def _generate(arguments) -> int:
+    if arguments.component == "fabric":
+        return _generate_fabric(arguments)
+    if arguments.fabric is not None:
+        raise ParameterError(f"--fabric applies to `generate fabric`, not to {arguments.component}")
     values = parse_parameters(arguments.component, arguments.param)
     generated = generate(arguments.component, values, arguments.output, top=arguments.top,
                          metadata=arguments.metadata, keep_src=arguments.keep_src)
@@ -78,11 +92,24 @@ def _generate(arguments) -> int:
     return 0
 
 
+def _generate_fabric(arguments) -> int:
+    from rsn.fabric_spec import DEFAULT_FABRIC
+
+    from .generate import generate_fabric
+    if arguments.param:
+        raise ParameterError("fabric takes its parameters from --fabric FILE.toml, not --param")
+    written = generate_fabric(arguments.fabric or DEFAULT_FABRIC, arguments.output,
+                              top=arguments.top, keep_src=arguments.keep_src)
+    for path in written:
+        print(f"wrote {path}")
+    return 0
+
+
 def main(argv=None) -> int:
     arguments = _parser().parse_args(argv)
     try:
         return arguments.handler(arguments)
-    except ParameterError as error:
+    except USER_ERRORS as error:
         print(f"rivulet: error: {error}", file=sys.stderr)
         return 2
 

@@ -52,3 +52,21 @@ def generate(name: str, values: dict, output: Path, *, top: str | None = None,
     if metadata is not None:
         write_atomically(Path(metadata), json.dumps(component.metadata.as_json(), indent=2) + "\n")
     return Generated(Path(output), module, len(text.splitlines()))
+
+
+def generate_fabric(description, directory, *, top: str | None = None,
+                    keep_src: bool = False) -> list[Path]:
+    """Check a fabric description, then write its Verilog and JSON description into ``directory``."""
+    from rsn.describe import describe
+    from rsn.fabric import Fabric
+    from rsn.fabric_spec import load_fabric
+
+    spec = load_fabric(description)
+    fabric = Fabric(spec)
+    module = top or "rivulet_fabric"
+    text = verilog.convert(fabric, name=module, emit_src=keep_src, strip_internal_attrs=not keep_src)
+    directory = Path(directory)
+    verilog_path, json_path = directory / f"{module}.v", directory / f"{module}.json"
+    write_atomically(verilog_path, text)
+    write_atomically(json_path, json.dumps(describe(spec, fabric.metadata.as_json()), indent=2) + "\n")
+    return [verilog_path, json_path]
