@@ -1,0 +1,53 @@
+"""Fabric descriptions: the default loads; every malformed field is refused with a clear message."""
+
+import pytest
+
+from rsn.fabric_spec import FabricError, default_fabric, load_fabric, parse_fabric
+
+BASE = {"rows": 2, "cols": 2, "tiles": ["mem mac", "alu mem"]}
+
+
+def test_default_fabric_loads():
+    spec = default_fabric()
+    assert (spec.rows, spec.cols) == (3, 3)
+    assert spec.kind((1, 1)) == "mac"
+    assert {port.name for port in spec.host_ports} == {"in0", "in1", "out0", "out1"}
+    assert spec.neighbour((0, 0), "N") is None and spec.neighbour((0, 0), "E") == (0, 1)
+
+
+def test_failed_links_count_both_ways():
+    spec = parse_fabric({**BASE, "failed_links": [[0, 0, "E"]]})
+    assert spec.link_failed((0, 0), "E") and spec.link_failed((0, 1), "W")
+    assert not spec.link_failed((0, 0), "S")
+
+
+@pytest.mark.parametrize("change,message", [
+    ({"rows": 0}, r"rows=0 is not allowed; use an integer 1..16"),
+    ({"cols": 17}, r"cols=17 is not allowed"),
+    ({"tiles": ["mem mac"]}, r"tiles must list 2 rows"),
+    ({"tiles": ["mem", "alu mem"]}, r"tiles row 0 'mem' has 1 kinds, not 2"),
+    ({"tiles": ["mem gpu", "alu mem"]}, r"tile \[0, 1\] has unknown kind 'gpu'; kinds are mem, mac, alu"),
+    ({"queue_depth": 0}, r"queue_depth=0 is not allowed"),
+    ({"failed_tiles": [[5, 0]]}, r"failed tile \[5, 0\] is outside the 2x2 grid"),
+    ({"failed_links": [[0, 0, "X"]]}, r"failed link \[0, 0, 'X'\] is not \[row, col, side\]"),
+    ({"host_ports": [{"name": "a", "tile": [0, 0], "side": "E", "direction": "in"}]},
+     r"host port a on side E of tile \[0, 0\] faces another tile"),
+    ({"host_ports": [{"name": "a", "tile": [0, 0], "side": "N", "direction": "sideways"}]},
+     r"host port a direction 'sideways'; use in or out"),
+    ({"host_ports": [{"name": "a", "tile": [0, 0], "side": "N", "direction": "in"},
+                     {"name": "a", "tile": [0, 1], "side": "N", "direction": "out"}]},
+     r"host port name 'a' is used twice"),
+    ({"colour": "blue"}, r"unknown field\(s\) \['colour'\]"),
+])
+def test_bad_descriptions_are_refused(change, message):
+    with pytest.raises(FabricError, match=message):
+        parse_fabric({**BASE, **change})
+
+
+def test_file_errors_name_the_file(tmp_path):
+    with pytest.raises(FabricError, match=r"does not exist"):
+        load_fabric(tmp_path / "missing.toml")
+    broken = tmp_path / "broken.toml"
+    broken.write_text("rows = [")
+    with pytest.raises(FabricError, match=r"broken.toml: not valid TOML"):
+        load_fabric(broken)
