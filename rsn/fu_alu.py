@@ -1,0 +1,175 @@
+"""The ``alu`` functional unit: an elementwise relu / arithmetic shift / clip stage.
+
+Semantics (docs/rsn-architecture.md, "Functional units"), per micro-op (:data:`rsn.isa.AluUop`):
+consume ``beats`` tokens from ``i[0]`` and emit ``beats`` tokens on ``o[0]``, each
+
+    y = x as a signed W-bit integer
+    if relu: y = max(y, 0)
+    y = y >> shift                      (arithmetic)
+    if clip: y = min(max(y, lo), hi)    (lo, hi: signed 16-bit fields)
+
+and the token sent is ``y`` modulo ``2**W``. ``lo`` and ``hi`` are compared as integers, which
+for ``W >= 16`` is the same as sign-extending them to ``W`` bits; for ``W < 16`` a bound outside
+the W-bit range is still compared exactly and the result is then truncated to W bits. ``lo >
+hi`` is allowed and yields ``hi`` (the formula's order). A ``shift >= W`` gives 0 or -1.
+
+Timing: one token per cycle sustained, also across micro-ops (the next micro-op is accepted in
+the cycle the current one takes its last input). The output is a register: :data:`LATENCY` is 1
+cycle from an input token's transfer to its result's offer on ``o[0]``. ``o[0].ready`` reaches
+``i[0].ready`` and ``uop.ready`` combinationally (the FU's inputs are token queues, whose
+``ready`` never depends on their output side, so no loop can form).
+
+Status: ``firings`` counts output tokens; ``busy`` is high while a micro-op has been accepted
+and not completed; a micro-op completes when its last output token leaves on ``o[0]``;
+``stalls`` counts cycles with ``busy`` high and no token moved on ``i[0]`` or ``o[0]``;
+``finished`` rises in the cycle after a micro-op marked ``last`` completes. ``clear`` applies at
+the start of its cycle: the counters restart from that cycle's events, and ``finished`` is set
+afterwards only by a completion in or after the clear cycle; micro-ops in progress go on. The
+``cfg`` bus has no registers; ``rdata`` is always 0. ``beats == 0`` (refused by the assembler)
+runs 65536 beats.
+"""
+
+from amaranth.hdl import Module, Mux, Signal
+from amaranth.lib import wiring
+
+from hw.params import check_int
+
+from .channels import Channel, UnitModel
+from .fu import FuKind, fu_signature
+from .isa import AluUop, IsaError
+
+__all__ = ["LATENCY", "AluFu", "AluModel", "alu_result", "count_status", "ALU_KIND"]
+
+LATENCY = 1
+
+
+def alu_result(token: int, uop: dict, width: int) -> int:
+    """The output token for input ``token`` under the decoded micro-op ``uop``, as the doc says."""
+    mask = (1 << width) - 1
+    token &= mask
+    value = token - (1 << width) if token >> (width - 1) else token
+    if uop["relu"]:
+        value = max(value, 0)
+    value >>= uop["shift"]          # Python's >> on ints is arithmetic
+    if uop["clip"]:
+        value = min(max(value, uop["lo"]), uop["hi"])
+    return value & mask
+
+
+class AluFu(wiring.Component):
+    """The ``alu`` FU: one registered stage of relu, arithmetic shift and clip.
+
+    Parameters
+    ----------
+    width : int
+        Data width ``W`` of the tile's streams.
+    """
+
+    def __init__(self, width: int):
+        self._width = check_int("AluFu", "width", width, minimum=1, meaning="data width in bits")
+        super().__init__(fu_signature(ALU_KIND, width))
+
+    @staticmethod
+    def _shift_right(value, amount):
+        """Arithmetic shift: ``value`` is signed, so ``>>`` replicates its sign bit."""
+        return value >> amount
+
+    def _transform(self, token, uop):
+        """Combinational y = clip(relu(x) >> shift) on the signed view of ``token``."""
+        value = token.as_signed()
+        rectified = Mux(uop.relu & value[-1], 0, value)
+        shifted = self._shift_right(rectified, uop.shift)
+        raised = Mux(shifted < uop.lo, uop.lo, shifted)
+        clipped = Mux(raised > uop.hi, uop.hi, raised)
+        return Mux(uop.clip, clipped, shifted)
+
+    def elaborate(self, platform):
+        m = Module()
+        data_in, data_out = self.i[0], self.o[0]
+
+        uop = Signal(AluUop)            # the micro-op taking inputs
+        active = Signal()
+        beats_left = Signal(16)         # inputs still to take, minus one
+        out_closes = Signal()           # the output register holds the final token of a `last` uop
+
+        output_free = ~data_out.valid | data_out.ready
+        take = Signal()
+        m.d.comb += [
+            data_in.ready.eq(active & output_free),
+            take.eq(data_in.valid & data_in.ready),
+        ]
+        final_take = take & (beats_left == 0)
+        m.d.comb += self.uop.ready.eq(~active | final_take)
+
+        with m.If(take):
+            m.d.sync += beats_left.eq(beats_left - 1)
+        with m.If(final_take):
+            m.d.sync += active.eq(0)
+        with m.If(self.uop.valid & self.uop.ready):
+            m.d.sync += [uop.eq(self.uop.payload), beats_left.eq(self.uop.payload.beats - 1),
+                         active.eq(1)]
+
+        with m.If(take):
+            m.d.sync += [data_out.payload.eq(self._transform(data_in.payload, uop)),
+                         data_out.valid.eq(1), out_closes.eq(final_take & uop.last)]
+        with m.Elif(data_out.ready):
+            m.d.sync += data_out.valid.eq(0)
+
+        sent = data_out.valid & data_out.ready
+        busy = active | data_out.valid
+        m.d.comb += [self.busy.eq(busy), self.cfg.rdata.eq(0)]
+        count_status(m, self, firing=sent, stall=busy & ~take & ~sent, completes_last=sent & out_closes)
+        return m
+
+
+def count_status(m, unit, *, firing, stall, completes_last):
+    """Drive ``firings``, ``stalls`` and ``finished``; ``clear`` restarts them from this cycle."""
+    with m.If(unit.clear):
+        m.d.sync += [unit.firings.eq(firing), unit.stalls.eq(stall),
+                     unit.finished.eq(completes_last)]
+    with m.Else():
+        m.d.sync += [unit.firings.eq(unit.firings + firing), unit.stalls.eq(unit.stalls + stall),
+                     unit.finished.eq(unit.finished | completes_last)]
+
+
+class AluModel(UnitModel):
+    """Golden model of the ``alu`` FU, written from the architecture note.
+
+    One call of :meth:`step` moves one input token to the output, or nothing.
+    """
+
+    def __init__(self, width: int = 32):
+        super().__init__()
+        self.width = width
+        self.current = None         # the decoded micro-op in progress
+        self.beats_left = 0
+
+    def load(self, uops):
+        uops = list(uops)
+        for uop in uops:
+            if uop["beats"] < 1:
+                raise IsaError(f"alu micro-op beats={uop['beats']}: a count of 0 is not allowed")
+        super().load(uops)
+
+    @property
+    def busy(self) -> bool:
+        return self.current is not None or bool(self.uops)
+
+    def step(self, inputs: list[Channel], outputs: list[Channel]) -> bool:
+        if self.current is None:
+            if not self.uops:
+                return False
+            self.current = self.uops.popleft()
+            self.beats_left = self.current["beats"]
+        if not (inputs[0].can_pop() and outputs[0].can_push()):
+            return False
+        outputs[0].push(alu_result(inputs[0].pop(), self.current, self.width))
+        self.firings += 1
+        self.beats_left -= 1
+        if self.beats_left == 0:
+            self.finished |= bool(self.current["last"])
+            self.current = None
+        return True
+
+
+ALU_KIND = FuKind("alu", 1, 1, AluUop, LATENCY, AluFu, AluModel)
