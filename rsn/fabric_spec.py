@@ -76,6 +76,15 @@ def _int(source, data, name, default, low, high):
     return value
 
 
+def _power_of_two(source, data, name, default, low, high):
+    """Memory addresses wrap modulo the depth, which must therefore be a power of two."""
+    value = _int(source, data, name, default, low, high)
+    if value & (value - 1):
+        raise FabricError(f"{source}: {name}={value} is not a power of two; addresses wrap modulo "
+                          f"the depth, so use one of {', '.join(str(1 << k) for k in range(4, 13))}")
+    return value
+
+
 def _tile(source, what, value, rows, cols):
     if (not isinstance(value, list) or len(value) != 2
             or not all(isinstance(v, int) and not isinstance(v, bool) for v in value)):
@@ -142,7 +151,7 @@ def parse_fabric(data: dict, source: str = "fabric") -> FabricSpec:
         data_width=_int(source, data, "data_width", 32, 8, 64),
         queue_depth=_int(source, data, "queue_depth", 4, 1, 64),
         uop_queue_depth=_int(source, data, "uop_queue_depth", 4, 1, 64),
-        mem_depth=_int(source, data, "mem_depth", 1024, 16, 4096),
+        mem_depth=_power_of_two(source, data, "mem_depth", 1024, 16, 4096),
         mac_depth=_int(source, data, "mac_depth", 256, 4, 4096),
         failed_tiles=failed_tiles, failed_links=frozenset(failed_links))
 

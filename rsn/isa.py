@@ -138,6 +138,13 @@ def _check_scalar(name: str, shape, value) -> int:
     return value & ((1 << shape.width) - 1)
 
 
+def _zero(shape):
+    """The value a field takes when the assembler leaves it out: 0, or an enum's zero member."""
+    if isinstance(shape, type) and issubclass(shape, python_enum.Enum):
+        return shape(0)
+    return 0
+
+
 def encode(layout: data.StructLayout, fields: dict) -> int:
     """Pack ``fields`` into the bits of ``layout``; missing fields are 0, unknown ones an error."""
     known = {name for name, _ in _fields(layout)}
@@ -146,7 +153,7 @@ def encode(layout: data.StructLayout, fields: dict) -> int:
         raise IsaError(f"unknown field(s) {sorted(unknown)}; fields are {sorted(known)}")
     bits = 0
     for name, field in _fields(layout):
-        value = fields.get(name, 0)
+        value = fields.get(name, _zero(field.shape))
         if isinstance(field.shape, data.ArrayLayout):
             elements = list(value) if not isinstance(value, int) else [value] * field.shape.length
             if len(elements) != field.shape.length:

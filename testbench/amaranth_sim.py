@@ -1,5 +1,6 @@
 """Run a :class:`~testbench.streams.StreamBench` in Amaranth's own simulator (the fast tier)."""
 
+from amaranth.hdl import Value
 from amaranth.sim import Simulator
 
 from .streams import StreamBench, port_name, port_paths
@@ -21,7 +22,8 @@ def _as_int(value) -> int:
 def run_in_amaranth(component, bench: StreamBench, *, max_cycles: int, vcd_path=None) -> int:
     """Simulate ``component`` under ``bench`` until it completes; return the cycle count."""
     top = Clocked(component)
-    signals = port_values(top)
+    # Plain values, so that ports with a data layout (micro-ops) take integers like the rest.
+    signals = {name: Value.cast(value) for name, value in port_values(top).items()}
 
     async def testbench(ctx):
         for name, value in bench.idle_values().items():

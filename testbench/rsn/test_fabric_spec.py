@@ -28,6 +28,7 @@ def test_failed_links_count_both_ways():
     ({"tiles": ["mem", "alu mem"]}, r"tiles row 0 'mem' has 1 kinds, not 2"),
     ({"tiles": ["mem gpu", "alu mem"]}, r"tile \[0, 1\] has unknown kind 'gpu'; kinds are mem, mac, alu"),
     ({"queue_depth": 0}, r"queue_depth=0 is not allowed"),
+    ({"mem_depth": 1000}, r"mem_depth=1000 is not a power of two"),
     ({"failed_tiles": [[5, 0]]}, r"failed tile \[5, 0\] is outside the 2x2 grid"),
     ({"failed_links": [[0, 0, "X"]]}, r"failed link \[0, 0, 'X'\] is not \[row, col, side\]"),
     ({"host_ports": [{"name": "a", "tile": [0, 0], "side": "E", "direction": "in"}]},
