@@ -1,0 +1,379 @@
+"""Static checks of an RSN program, run before any image is produced.
+
+A program that passes them has micro-ops every unit accepts, token counts that agree along every
+stream, every used port fed or drained by exactly one stream, no cyclic wait between functional
+units, a placement that respects the fabric, and routes that are connected trees with one writer
+per switch output. Each failure raises :class:`ProgramError` naming the stream, node, tile and
+numbers involved. The routing check re-derives everything from the fabric, so it verifies the
+router rather than trusting it.
+"""
+
+from amaranth.hdl import Shape
+
+from rsn import isa
+from rsn.fabric_spec import DIRECTIONS, FabricError, FabricSpec
+from rsn.graph import FU_KINDS, HOST_KINDS, PORTS, StreamGraph
+
+__all__ = ["ProgramError", "MAX_BEATS", "tokens_per_port", "node_tokens", "check_ops",
+           "check_host_ports", "check_pins", "check_tokens", "check_cycles", "check_program",
+           "check_placement", "check_routing"]
+
+MAX_BEATS = (1 << Shape.cast(isa.SwitchUop["beats"].shape).width) - 1   # one switch micro-op
+_FU_BASE = 4                    # switch input 4+k = FU output k; switch output 4+k = FU input k
+_COUNT_FIELDS = {"mem": ("count_i", "count_j"), "alu": ("beats",)}
+
+
+class ProgramError(ValueError):
+    """A program breaks a static rule; the message names where and how to fix it."""
+
+
+def _mac_mode(value, where: str) -> isa.MacMode:
+    if isinstance(value, isa.MacMode):
+        return value
+    if isinstance(value, str) and value in isa.MacMode.__members__:
+        return isa.MacMode[value]
+    raise ProgramError(f"{where}: mode {value!r} is not one of LOAD, DOT, DOT2")
+
+
+def tokens_per_port(kind: str, uops) -> tuple[list[int], list[int]]:
+    """(tokens consumed per input port, tokens produced per output port) by an FU's micro-ops."""
+    if kind not in FU_KINDS:
+        raise ProgramError(f"kind {kind!r} has no micro-ops; FU kinds are {', '.join(FU_KINDS)}")
+    n_in, n_out = PORTS[kind]
+    consumed, produced = [0] * n_in, [0] * n_out
+    for index, uop in enumerate(uops):
+        if kind == "mem":
+            words = uop.get("count_i", 0) * uop.get("count_j", 0)
+            if uop.get("write", 0):
+                consumed[0] += words
+            else:
+                produced[0] += words
+        elif kind == "mac":
+            mode = _mac_mode(uop.get("mode", isa.MacMode.LOAD), f"mac micro-op {index}")
+            length, rows = uop.get("length", 0), uop.get("rows", 0)
+            if mode == isa.MacMode.LOAD:
+                consumed[1] += length
+            else:
+                consumed[0] += rows * length
+                if mode == isa.MacMode.DOT2:
+                    consumed[1] += rows * length
+                produced[0] += rows
+        else:
+            consumed[0] += uop.get("beats", 0)
+            produced[0] += uop.get("beats", 0)
+    return consumed, produced
+
+
+def node_tokens(node) -> tuple[list[int], list[int]]:
+    """:func:`tokens_per_port` for any node: host nodes send or expect their ``tokens``."""
+    if node.kind == "host_in":
+        return [], [node.tokens]
+    if node.kind == "host_out":
+        return [node.tokens], []
+    return tokens_per_port(node.kind, node.uops)
+
+
+def _check_uop(node, index: int, uop: dict, spec: FabricSpec | None):
+    where = f"node {node.name!r} ({node.kind}) micro-op {index}"
+    try:
+        isa.encode(isa.UOP_LAYOUTS[node.kind], uop)
+    except isa.IsaError as error:
+        raise ProgramError(f"{where}: {error}") from None
+    counts = _COUNT_FIELDS.get(node.kind, ())
+    if node.kind == "mac":
+        mode = _mac_mode(uop.get("mode", isa.MacMode.LOAD), where)     # missing: LOAD, as encode
+        counts = ("length",) if mode == isa.MacMode.LOAD else ("length", "rows")
+        if spec is not None and mode != isa.MacMode.DOT2 and uop.get("length", 0) > spec.mac_depth:
+            raise ProgramError(f"{where}: {mode.name} length {uop['length']} exceeds the vector "
+                               f"buffer (mac_depth {spec.mac_depth})")
+    for name in counts:
+        if uop.get(name, 0) == 0:
+            raise ProgramError(f"{where}: {name} is 0; counts must be at least 1")
+    if node.kind == "alu" and uop.get("clip", 0) and uop.get("lo", 0) > uop.get("hi", 0):
+        raise ProgramError(f"{where}: clip range lo={uop['lo']} > hi={uop['hi']}")
+
+
+def check_ops(graph: StreamGraph, spec: FabricSpec | None = None):
+    """Every micro-op encodes for its FU kind, counts are non-zero, vector lengths fit the mac's
+    buffer. Mem addresses are not range-checked: the bank wraps them modulo ``mem_depth``."""
+    for node in graph.nodes.values():
+        if node.kind in HOST_KINDS:
+            if isinstance(node.tokens, bool) or not isinstance(node.tokens, int) or node.tokens < 1:
+                raise ProgramError(f"host node {node.name!r}: tokens={node.tokens!r} must be >= 1")
+            continue
+        if node.kind not in FU_KINDS:
+            raise ProgramError(f"node {node.name!r}: kind {node.kind!r} is not one of "
+                               f"{', '.join(FU_KINDS + HOST_KINDS)}")
+        if not node.uops:
+            raise ProgramError(f"node {node.name!r} ({node.kind}) has no micro-ops; give it work or "
+                               f"remove it")
+        for index, uop in enumerate(node.uops):
+            _check_uop(node, index, uop, spec)
+
+
+def check_host_ports(spec: FabricSpec, graph: StreamGraph):
+    """Host nodes name existing, working ports of their direction, each port used once."""
+    users = {}
+    for node in graph.host_nodes():
+        try:
+            port = spec.host_port(node.port)
+        except FabricError as error:
+            raise ProgramError(f"host node {node.name!r}: {error}") from None
+        wanted = "in" if node.kind == "host_in" else "out"
+        if port.direction != wanted:
+            raise ProgramError(f"host node {node.name!r} ({node.kind}) uses host port {port.name!r}, "
+                               f"an {port.direction!r} port; use an {wanted!r} port")
+        if port.name in users:
+            raise ProgramError(f"host port {port.name!r} is used by nodes {users[port.name]!r} and "
+                               f"{node.name!r}; a host port carries one stream")
+        if port.tile in spec.failed_tiles or spec.link_failed(port.tile, port.side):
+            raise ProgramError(f"host node {node.name!r}: host port {port.name!r} on tile "
+                               f"{port.tile} side {port.side} is failed")
+        users[port.name] = node.name
+
+
+def check_pins(spec: FabricSpec, graph: StreamGraph):
+    """Pinned nodes sit on working tiles of their kind, one node per tile."""
+    pinned = {}
+    for node in graph.fu_nodes():
+        if node.tile is None:
+            continue
+        tile = tuple(node.tile)
+        if not (0 <= tile[0] < spec.rows and 0 <= tile[1] < spec.cols):
+            raise ProgramError(f"node {node.name!r} is pinned to tile {tile}, outside the "
+                               f"{spec.rows}x{spec.cols} grid")
+        if spec.kind(tile) != node.kind:
+            raise ProgramError(f"node {node.name!r} ({node.kind}) is pinned to tile {tile}, which is a "
+                               f"{spec.kind(tile)} tile")
+        if tile in spec.failed_tiles:
+            raise ProgramError(f"node {node.name!r} is pinned to failed tile {tile}")
+        if tile in pinned:
+            raise ProgramError(f"nodes {pinned[tile]!r} and {node.name!r} are both pinned to tile "
+                               f"{tile}; a tile has one FU")
+        pinned[tile] = node.name
+
+
+def check_tokens(graph: StreamGraph):
+    """Every used port carries exactly one stream, and counts agree along every stream."""
+    feeds = {}          # (node, "i"/"o", port) -> streams
+    for edge in graph.edges:
+        feeds.setdefault((edge.source[0], "o", edge.source[1]), []).append(edge)
+        for name, port in edge.sinks:
+            feeds.setdefault((name, "i", port), []).append(edge)
+    for (name, direction, port), edges in feeds.items():
+        if name not in graph.nodes:
+            raise ProgramError(f"stream {edges[0]} names node {name!r}, which is not in the graph")
+        if len(edges) > 1:
+            what = "output" if direction == "o" else "input"
+            raise ProgramError(f"{name}.{direction}{port} is connected {len(edges)} times "
+                               f"({'; '.join(map(str, edges))}); a {what} port carries exactly one "
+                               f"stream (fan out with one multicast stream instead)")
+    for node in graph.nodes.values():
+        consumed, produced = node_tokens(node)
+        for direction, counts in (("i", consumed), ("o", produced)):
+            for port, tokens in enumerate(counts):
+                if tokens and (node.name, direction, port) not in feeds:
+                    verb = "consumes" if direction == "i" else "produces"
+                    raise ProgramError(f"node {node.name!r} ({node.kind}) {verb} {tokens} tokens on "
+                                       f"{node.name}.{direction}{port} but no stream is connected "
+                                       f"there; connect one")
+    for edge in graph.edges:
+        _check_edge_tokens(graph, edge)
+
+
+def _check_edge_tokens(graph: StreamGraph, edge):
+    if not 1 <= edge.tokens <= MAX_BEATS:
+        raise ProgramError(f"stream {edge} carries {edge.tokens} tokens; a stream carries 1.."
+                           f"{MAX_BEATS} (one switch micro-op's beats); split it into several streams")
+    name, port = edge.source
+    node = graph.nodes[name]
+    if port >= node.n_out:
+        raise ProgramError(f"stream {edge}: node {name!r} ({node.kind}) has no output {port}")
+    produced = node_tokens(node)[1][port]
+    if produced != edge.tokens:
+        raise ProgramError(f"stream {edge} carries {edge.tokens} tokens but node {name!r} "
+                           f"({node.kind}) produces {produced} on {name}.o{port}")
+    for sink, port in edge.sinks:
+        node = graph.nodes[sink]
+        if port >= node.n_in:
+            raise ProgramError(f"stream {edge}: node {sink!r} ({node.kind}) has no input {port}")
+        consumed = node_tokens(node)[0][port]
+        if consumed != edge.tokens:
+            raise ProgramError(f"stream {edge} carries {edge.tokens} tokens but node {sink!r} "
+                               f"({node.kind}) consumes {consumed} on {sink}.i{port}")
+
+
+def check_cycles(graph: StreamGraph):
+    """No FU waits, through streams, on its own output: such a cycle would deadlock."""
+    successors = {node.name: [] for node in graph.fu_nodes()}
+    for edge in graph.edges:
+        if edge.source[0] in successors:
+            for sink, _ in edge.sinks:
+                if sink in successors and sink not in successors[edge.source[0]]:
+                    successors[edge.source[0]].append(sink)
+    state = {}          # name -> "open" while on the DFS stack, "done" after
+    for start in successors:
+        if start in state:
+            continue
+        stack, path = [(start, iter(successors[start]))], [start]
+        state[start] = "open"
+        while stack:
+            name, pending = stack[-1]
+            following = next(pending, None)
+            if following is None:
+                stack.pop()
+                path.pop()
+                state[name] = "done"
+            elif state.get(following) == "open":
+                cycle = path[path.index(following):] + [following]
+                raise ProgramError(f"cyclic wait between functional units: {' -> '.join(cycle)}; "
+                                   f"each waits for the tokens of the one before it, so the cycle "
+                                   f"deadlocks; break it (e.g. through a mem node in a later program)")
+            elif following not in state:
+                state[following] = "open"
+                stack.append((following, iter(successors[following])))
+                path.append(following)
+
+
+def check_program(spec: FabricSpec, graph: StreamGraph):
+    """All checks that need no placement, cheapest and most basic first."""
+    check_ops(graph, spec)
+    check_host_ports(spec, graph)
+    check_pins(spec, graph)
+    check_tokens(graph)
+    check_cycles(graph)
+
+
+def check_placement(spec: FabricSpec, graph: StreamGraph, placement):
+    """Each FU node on a working tile of its kind (its pin if it has one), one node per tile."""
+    taken = {}
+    for node in graph.nodes.values():
+        tile = placement.tiles.get(node.name)
+        if tile is None:
+            raise ProgramError(f"node {node.name!r} has no tile in the placement")
+        if node.is_host:
+            port = spec.host_port(node.port)
+            if tile != port.tile:
+                raise ProgramError(f"host node {node.name!r} is placed on {tile}, not on tile {port.tile} "
+                                   f"of its port {port.name!r}")
+            continue
+        if not (0 <= tile[0] < spec.rows and 0 <= tile[1] < spec.cols):
+            raise ProgramError(f"node {node.name!r} is placed on {tile}, outside the grid")
+        if spec.kind(tile) != node.kind:
+            raise ProgramError(f"node {node.name!r} ({node.kind}) is placed on tile {tile}, a "
+                               f"{spec.kind(tile)} tile")
+        if tile in spec.failed_tiles:
+            raise ProgramError(f"node {node.name!r} is placed on failed tile {tile}")
+        if node.tile is not None and tuple(node.tile) != tile:
+            raise ProgramError(f"node {node.name!r} is pinned to {tuple(node.tile)} but placed on {tile}")
+        if tile in taken:
+            raise ProgramError(f"nodes {taken[tile]!r} and {node.name!r} are both placed on tile {tile}")
+        taken[tile] = node.name
+
+
+def _endpoint(spec: FabricSpec, graph: StreamGraph, placement, ref) -> tuple:
+    name, port = ref
+    node = graph.nodes[name]
+    if node.is_host:
+        host = spec.host_port(node.port)
+        return host.tile, DIRECTIONS.index(host.side)
+    return placement.tiles[name], _FU_BASE + port
+
+
+def _check_tree(spec: FabricSpec, graph: StreamGraph, placement, edge, hops) -> None:
+    """The hops of ``edge`` form a tree over working links from its source to exactly its sinks."""
+    by_tile = {}
+    for hop in hops:
+        if hop.tile in by_tile:
+            raise ProgramError(f"stream {edge} enters tile {hop.tile} twice; a route is a tree")
+        if hop.tile in spec.failed_tiles:
+            raise ProgramError(f"stream {edge} passes through failed tile {hop.tile}")
+        by_tile[hop.tile] = hop
+    source_tile, source_input = _endpoint(spec, graph, placement, edge.source)
+    root = by_tile.get(source_tile)
+    if root is None or root.input != source_input:
+        raise ProgramError(f"stream {edge} does not start at tile {source_tile} switch input "
+                           f"{source_input} (its source)")
+    reached, exits, pending = {source_tile}, set(), [source_tile]
+    while pending:
+        tile = pending.pop()
+        for output in by_tile[tile].outputs:
+            other = spec.neighbour(tile, DIRECTIONS[output]) if output < _FU_BASE else None
+            if other is None:
+                exits.add((tile, output))
+                continue
+            if spec.link_failed(tile, DIRECTIONS[output]):
+                raise ProgramError(f"stream {edge} uses failed link {tile} {DIRECTIONS[output]}")
+            following = by_tile.get(other)
+            if following is None or following.input != (output + 2) % 4 or other in reached:
+                raise ProgramError(f"stream {edge} leaves tile {tile} by {DIRECTIONS[output]} but "
+                                   f"tile {other} does not continue it from {DIRECTIONS[(output + 2) % 4]}")
+            reached.add(other)
+            pending.append(other)
+    if reached != set(by_tile):
+        raise ProgramError(f"stream {edge} has hops at {sorted(set(by_tile) - reached)} that its source "
+                           f"does not reach")
+    wanted = {_endpoint(spec, graph, placement, sink) for sink in edge.sinks}
+    if exits != wanted:
+        raise ProgramError(f"stream {edge} ends at (tile, switch output) {sorted(exits)}, but its "
+                           f"sinks are at {sorted(wanted)}")
+
+
+def _expected_switch_uops(routes) -> dict:
+    per_tile = {}
+    for route in routes:
+        for hop in route.hops:
+            select = [isa.NO_INPUT] * isa.SWITCH_OUTPUTS
+            for output in hop.outputs:
+                select[output] = hop.input
+            per_tile.setdefault(hop.tile, []).append(
+                {"beats": route.edge.tokens, "enable": sum(1 << output for output in hop.outputs),
+                 "select": select, "last": 0})
+    for uops in per_tile.values():
+        uops[-1]["last"] = 1
+    return per_tile
+
+
+def check_routing(spec: FabricSpec, graph: StreamGraph, routing):
+    """Routes are trees from source to sinks over working links, each switch output (link, FU
+    input or host port) has one writer for the whole program, and micro-ops match the hops.
+
+    Routes are held for the whole program (circuit switching), so every pair of routes overlaps
+    in time: "one writer per link per micro-op" means one stream per switch output overall.
+    """
+    placement = routing.placement
+    if len(routing.routes) != len(graph.edges):
+        raise ProgramError(f"routing has {len(routing.routes)} routes for {len(graph.edges)} streams")
+    writers, readers = {}, {}
+    for edge, route in zip(graph.edges, routing.routes, strict=True):
+        if route.edge != edge:
+            raise ProgramError(f"routes are not in program order: found {route.edge} where {edge} is")
+        _check_tree(spec, graph, placement, edge, route.hops)
+        for hop in route.hops:
+            if (hop.tile, hop.input) in readers:
+                raise ProgramError(f"tile {hop.tile} switch input {hop.input} is read by streams "
+                                   f"{readers[hop.tile, hop.input]} and {edge}")
+            readers[hop.tile, hop.input] = edge
+            for output in hop.outputs:
+                if (hop.tile, output) in writers:
+                    raise ProgramError(
+                        f"tile {hop.tile} switch output {output} has two writers: streams "
+                        f"{writers[hop.tile, output]} and {edge}; one writer per link per micro-op")
+                writers[hop.tile, output] = edge
+    expected = _expected_switch_uops(routing.routes)
+    for tile in sorted(set(expected) | set(routing.switch_uops)):
+        got, wanted = routing.switch_uops.get(tile, []), expected.get(tile, [])
+        if got != wanted:
+            raise ProgramError(f"tile {tile}: switch micro-ops {got} do not match its hops, which "
+                               f"need {wanted}")
+        for index, uop in enumerate(got):
+            try:
+                isa.encode(isa.SwitchUop, uop)
+            except isa.IsaError as error:
+                raise ProgramError(f"tile {tile} switch micro-op {index}: {error}") from None
+    for node in graph.fu_nodes():
+        tile = placement.tiles[node.name]
+        wanted = [{**uop, "last": int(index == len(node.uops) - 1)} for index, uop in enumerate(node.uops)]
+        if routing.fu_uops.get(tile) != wanted:
+            raise ProgramError(f"tile {tile}: FU micro-ops {routing.fu_uops.get(tile)} are not node "
+                               f"{node.name!r}'s with last on the final one: {wanted}")

@@ -1,0 +1,373 @@
+"""Placement: bind every FU node of a stream graph to a tile of its kind.
+
+A tile has one FU, so a tile takes at most one node. Pinned nodes stay where they are pinned;
+host nodes sit on their host port's tile (they use the switch's boundary side, not the FU, so a
+FU node may share that tile). The cost is the total wirelength of the edges, each edge counting
+the distance from its source's tile to each sink's tile. Distance is the shortest path over
+usable links (failed tiles and links removed), which is the Manhattan distance on an intact grid.
+
+A second cost term counts streams beyond a tile's links: a stream leaving (arriving at) a tile
+needs one of its outgoing (incoming) links for the whole program (see rsn/route.py), so e.g. a
+two-input node fed from elsewhere on a corner tile leaves that corner no link for anything else.
+Each such stream costs a detour across the grid, so placements that cannot route go first.
+
+Algorithm: a greedy initial placement (nodes in breadth-first order from the anchored ones, each
+on the free tile nearest its placed neighbours) refined by simulated annealing (moves and swaps
+within a shrinking window, VPR-style adaptive cooling) with a fixed seed, so the same graph,
+fabric and seed always give the same placement. The cost ignores through-traffic: congestion
+beyond tile endpoints is left to the router's negotiation.
+"""
+
+import math
+import random
+import statistics
+from collections import Counter, deque
+from dataclasses import dataclass
+
+from rsn.fabric_spec import DIRECTIONS, FabricError, FabricSpec
+from rsn.graph import StreamGraph
+
+__all__ = ["PlaceError", "Placement", "place", "usable_links", "tile_distances", "wirelength",
+           "port_overflow", "host_side"]
+
+
+class PlaceError(ValueError):
+    """The graph does not fit the fabric; the message names the kind or node and the numbers."""
+
+
+@dataclass
+class Placement:
+    """Where every node sits.
+
+    ``tiles``: node name -> (row, col), for FU nodes their tile and for host nodes their port's
+    tile. ``host_sides``: host node name -> the switch port index of its port's side.
+    """
+    tiles: dict[str, tuple[int, int]]
+    host_sides: dict[str, int]
+    wirelength: int
+    overflow: int           # streams beyond tiles' link counts (port_overflow): > 0 cannot route
+    seed: int
+
+
+def usable_links(spec: FabricSpec) -> dict:
+    """tile -> [(side index, neighbour tile)] for every directed link a route may use.
+
+    Links touching a failed tile and failed links (in both directions) are left out.
+    """
+    adjacency = {}
+    for tile in spec.all_tiles():
+        if tile in spec.failed_tiles:
+            continue
+        adjacency[tile] = []
+        for side_index, side in enumerate(DIRECTIONS):
+            other = spec.neighbour(tile, side)
+            if other is None or other in spec.failed_tiles or spec.link_failed(tile, side):
+                continue
+            adjacency[tile].append((side_index, other))
+    return adjacency
+
+
+def tile_distances(spec: FabricSpec) -> dict:
+    """(tile, tile) -> hops over usable links, for every pair of connected usable tiles."""
+    adjacency = usable_links(spec)
+    distances = {}
+    for start in adjacency:
+        distances[start, start] = 0
+        queue = deque([start])
+        while queue:
+            tile = queue.popleft()
+            for _, other in adjacency[tile]:
+                if (start, other) not in distances:
+                    distances[start, other] = distances[start, tile] + 1
+                    queue.append(other)
+    return distances
+
+
+def host_side(spec: FabricSpec, node) -> tuple[tuple[int, int], int]:
+    """The tile and switch port index of a host node's port; PlaceError if it cannot be used."""
+    try:
+        port = spec.host_port(node.port)
+    except FabricError as error:
+        raise PlaceError(f"host node {node.name!r}: {error}") from None
+    wanted = "in" if node.kind == "host_in" else "out"
+    if port.direction != wanted:
+        raise PlaceError(f"host node {node.name!r} ({node.kind}) uses host port {port.name!r}, which "
+                         f"is an {port.direction!r} port; use an {wanted!r} port")
+    if port.tile in spec.failed_tiles or spec.link_failed(port.tile, port.side):
+        raise PlaceError(f"host node {node.name!r}: host port {port.name!r} on tile {port.tile} side "
+                         f"{port.side} is failed; use another port")
+    return port.tile, DIRECTIONS.index(port.side)
+
+
+def wirelength(graph: StreamGraph, tiles: dict, distances: dict, unreachable: int) -> int:
+    """Total source-to-sink distance of all edges; a disconnected pair costs ``unreachable``."""
+    total = 0
+    for edge in graph.edges:
+        source = tiles[edge.source[0]]
+        for sink, _ in edge.sinks:
+            total += distances.get((source, tiles[sink]), unreachable)
+    return total
+
+
+def _anchored_tiles(spec: FabricSpec, graph: StreamGraph):
+    """Tiles of host nodes and pinned nodes, with the checks that make them usable."""
+    tiles, sides, pinned_by = {}, {}, {}
+    for node in graph.host_nodes():
+        tiles[node.name], sides[node.name] = host_side(spec, node)
+    for node in graph.fu_nodes():
+        if node.tile is None:
+            continue
+        tile = node.tile
+        if not (0 <= tile[0] < spec.rows and 0 <= tile[1] < spec.cols):
+            raise PlaceError(f"node {node.name!r} is pinned to tile {tile}, outside the "
+                             f"{spec.rows}x{spec.cols} grid")
+        if spec.kind(tile) != node.kind:
+            raise PlaceError(f"node {node.name!r} ({node.kind}) is pinned to tile {tile}, a "
+                             f"{spec.kind(tile)} tile; pin it to a {node.kind} tile")
+        if tile in spec.failed_tiles:
+            raise PlaceError(f"node {node.name!r} is pinned to failed tile {tile}")
+        if tile in pinned_by:
+            raise PlaceError(f"nodes {pinned_by[tile]!r} and {node.name!r} are both pinned to tile "
+                             f"{tile}; a tile has one FU")
+        pinned_by[tile] = node.name
+        tiles[node.name] = tile
+    return tiles, sides, set(pinned_by)
+
+
+def _check_capacity(spec: FabricSpec, graph: StreamGraph, free_tiles: dict):
+    for kind, free in free_tiles.items():
+        movable = [node.name for node in graph.fu_nodes() if node.kind == kind and node.tile is None]
+        if len(movable) > len(free):
+            total = sum(row.count(kind) for row in spec.tiles)
+            failed = sum(1 for tile in spec.failed_tiles if spec.kind(tile) == kind)
+            pinned = total - failed - len(free)
+            raise PlaceError(
+                f"{len(movable)} unpinned {kind} node(s) need a {kind} tile but only {len(free)} "
+                f"usable {kind} tile(s) are free (the fabric has {total} {kind} tile(s), {failed} "
+                f"failed, {pinned} taken by pinned nodes); use a larger fabric or fewer {kind} nodes")
+
+
+def _neighbours(graph: StreamGraph) -> dict:
+    """node -> nodes it shares an edge with (with repeats, one per source-sink pair)."""
+    neighbours = {name: [] for name in graph.nodes}
+    for edge in graph.edges:
+        for sink, _ in edge.sinks:
+            neighbours[edge.source[0]].append(sink)
+            neighbours[sink].append(edge.source[0])
+    return neighbours
+
+
+def _greedy(spec, graph, tiles, free_tiles, distances, unreachable):
+    """Place unpinned nodes breadth-first from the anchored ones, each where it is cheapest."""
+    neighbours = _neighbours(graph)
+    movable = [node.name for node in graph.fu_nodes() if node.tile is None]
+    order, seen = [], set(tiles)
+    queue = deque(tiles)
+    for start in [None, *movable]:
+        if start is not None and start not in seen:
+            seen.add(start)
+            order.append(start)
+            queue.append(start)
+        while queue:
+            for other in neighbours[queue.popleft()]:
+                if other not in seen:
+                    seen.add(other)
+                    order.append(other)
+                    queue.append(other)
+    centre = ((spec.rows - 1) / 2, (spec.cols - 1) / 2)
+    for name in order:
+        free = free_tiles[graph.nodes[name].kind]
+
+        def cost(tile, name=name):
+            wire = sum(distances.get((tile, tiles[other]), unreachable)
+                       for other in neighbours[name] if other in tiles)
+            return wire, abs(tile[0] - centre[0]) + abs(tile[1] - centre[1]), tile
+        best = min(free, key=cost)
+        free.remove(best)
+        tiles[name] = best
+
+
+def _edge_ports(graph: StreamGraph, tiles: dict, index: int) -> list:
+    """The link endpoints a stream needs: ("out", source tile) and ("in", each other sink tile)."""
+    edge = graph.edges[index]
+    source = tiles[edge.source[0]]
+    elsewhere = {tiles[sink] for sink, _ in edge.sinks} - {source}
+    return [("out", source)] + [("in", tile) for tile in sorted(elsewhere)] if elsewhere else []
+
+
+def port_overflow(graph: StreamGraph, tiles: dict, adjacency: dict) -> dict:
+    """("in"/"out", tile) -> streams beyond the tile's usable links in that direction.
+
+    A stream leaving a tile needs one of its outgoing links and a stream arriving needs one of its
+    incoming links for the whole program; a corner tile has two of each, so a two-input node on a
+    corner fed from elsewhere leaves no room for anything else. Any overflow makes routing fail.
+    """
+    demand = Counter(key for index in range(len(graph.edges)) for key in _edge_ports(graph, tiles, index))
+    return {key: count - len(adjacency[key[1]]) for key, count in demand.items()
+            if count > len(adjacency[key[1]])}
+
+
+class _Annealer:
+    """Moves and swaps of unpinned nodes among usable tiles of their kind, by incremental cost.
+
+    Cost = wirelength + ``overflow_weight`` per stream beyond a tile's link count (see
+    :func:`port_overflow`), so placements that cannot be routed are driven out first.
+    """
+
+    def __init__(self, graph, tiles, kind_tiles, distances, adjacency, rng, *, span, unreachable,
+                 overflow_weight):
+        self.graph, self.tiles, self.rng = graph, tiles, rng
+        self.distances, self.unreachable = distances, unreachable
+        self.kind_tiles, self.overflow_weight = kind_tiles, overflow_weight
+        self.span = span                # the largest move: the grid's longer side
+        self.supply = {tile: len(links) for tile, links in adjacency.items()}
+        self.movable = [node.name for node in graph.fu_nodes() if node.tile is None]
+        self.occupant = {tiles[node.name]: node.name for node in graph.fu_nodes()}
+        self.incident = {name: set() for name in graph.nodes}
+        for index, edge in enumerate(graph.edges):
+            self.incident[edge.source[0]].add(index)
+            for sink, _ in edge.sinks:
+                self.incident[sink].add(index)
+        self.demand = Counter(key for index in range(len(graph.edges))
+                              for key in _edge_ports(graph, tiles, index))
+
+    def edge_cost(self, index: int) -> int:
+        edge = self.graph.edges[index]
+        source = self.tiles[edge.source[0]]
+        return sum(self.distances.get((source, self.tiles[sink]), self.unreachable)
+                   for sink, _ in edge.sinks)
+
+    def _over(self, key, demand) -> int:
+        return max(0, demand - self.supply[key[1]])
+
+    def cost(self) -> int:
+        wire = sum(self.edge_cost(index) for index in range(len(self.graph.edges)))
+        return wire + self.overflow_weight * sum(self._over(key, count) for key, count in self.demand.items())
+
+    def _relocate(self, name, tile):
+        old = self.tiles[name]
+        other = self.occupant.get(tile)
+        self.tiles[name], self.occupant[tile] = tile, name
+        if other is None:
+            del self.occupant[old]
+        else:
+            self.tiles[other], self.occupant[old] = old, other
+        return old
+
+    def _edge_terms(self, index: int):
+        """(wirelength, link endpoints needed) of one stream under the current placement."""
+        edge = self.graph.edges[index]
+        source = self.tiles[edge.source[0]]
+        wire, arrivals = 0, set()
+        for sink, _ in edge.sinks:
+            tile = self.tiles[sink]
+            wire += self.distances.get((source, tile), self.unreachable)
+            if tile != source:
+                arrivals.add(("in", tile))
+        return wire, ([("out", source), *arrivals] if arrivals else [])
+
+    def _move(self, name, tile, affected) -> int:
+        """Move (or swap) ``name`` to ``tile``, keeping demand current; return the cost change."""
+        wire, change = 0, {}
+        for sign in (-1, 1):
+            if sign > 0:
+                self._relocate(name, tile)
+            for index in affected:
+                edge_wire, ports = self._edge_terms(index)
+                wire += sign * edge_wire
+                for key in ports:
+                    change[key] = change.get(key, 0) + sign
+        over = 0
+        for key, diff in change.items():
+            if diff:
+                old, supply = self.demand[key], self.supply[key[1]]
+                over += max(0, old + diff - supply) - max(0, old - supply)
+                self.demand[key] = old + diff
+        return wire + self.overflow_weight * over
+
+    def _candidates(self, kind: str, tile, reach: int) -> list:
+        """Usable tiles of ``kind`` within ``reach`` rows and columns of ``tile`` (cached)."""
+        key = (kind, tile, reach)
+        if key not in self.window_cache:
+            self.window_cache[key] = [
+                other for other in self.kind_tiles[kind]
+                if abs(other[0] - tile[0]) <= reach and abs(other[1] - tile[1]) <= reach]
+        return self.window_cache[key]
+
+    def try_move(self, temperature: float, reach: int) -> int | None:
+        """Propose one move within ``reach``; keep it by the Metropolis rule.
+
+        Returns the cost change if kept, None if refused or impossible.
+        """
+        name = self.rng.choice(self.movable)
+        tile = self.rng.choice(self._candidates(self.graph.nodes[name].kind, self.tiles[name], reach))
+        other = self.occupant.get(tile)
+        if tile == self.tiles[name] or (other is not None and self.graph.nodes[other].tile is not None):
+            return None
+        affected = self.incident[name] | (self.incident[other] if other is not None else set())
+        old = self.tiles[name]
+        delta = self._move(name, tile, affected)
+        if delta <= 0 or (temperature > 0 and self.rng.random() < math.exp(-delta / temperature)):
+            return delta
+        self._move(name, old, affected)
+        return None
+
+    def run(self, effort: float):
+        """Anneal with VPR's adaptive schedule: the starting temperature from the spread of random
+        moves, cooling and move range set by the acceptance rate, stop when moves stop paying.
+        The walk keeps the best placement seen."""
+        if not self.movable or not self.graph.edges:
+            return
+        self.window_cache = {}
+        moves = max(20, int(effort * 5 * len(self.movable)))
+        reach = self.span
+        cost = self.cost()
+        best_cost, best_tiles = cost, dict(self.tiles)
+        deltas = [self.try_move(math.inf, reach) for _ in range(len(self.movable) + 10)]
+        deltas = [delta for delta in deltas if delta is not None]
+        cost += sum(deltas)
+        spread = statistics.pstdev(deltas) if len(deltas) > 1 else 1.0
+        temperature = 2.0 * max(spread, 1.0)     # a warm start: the greedy placement is good
+        while temperature > 0.005 * max(cost, 1) / len(self.graph.edges):
+            accepted = 0
+            for _ in range(moves):
+                delta = self.try_move(temperature, reach)
+                if delta is not None:
+                    accepted += 1
+                    cost += delta
+                    if cost < best_cost:
+                        best_cost, best_tiles = cost, dict(self.tiles)
+            rate = accepted / moves
+            temperature *= 0.5 if rate > 0.96 else 0.9 if rate > 0.8 else 0.95 if rate > 0.15 else 0.8
+            reach = min(self.span, max(1, round(reach * (1 - 0.44 + rate))))
+        for _ in range(moves):                  # a final quench: improvements only
+            delta = self.try_move(0.0, reach)
+            if delta is not None:
+                cost += delta
+                if cost < best_cost:
+                    best_cost, best_tiles = cost, dict(self.tiles)
+        self.tiles.clear()
+        self.tiles.update(best_tiles)
+
+
+def place(spec: FabricSpec, graph: StreamGraph, *, seed: int = 0, effort: float = 1.0) -> Placement:
+    """Bind FU nodes to tiles (pins, kinds and failed tiles respected), minimising wirelength.
+
+    ``effort`` scales the number of annealing moves; ``seed`` fixes their random choices.
+    """
+    tiles, sides, pinned = _anchored_tiles(spec, graph)
+    kind_tiles = {kind: [tile for tile in spec.all_tiles()
+                         if spec.kind(tile) == kind and tile not in spec.failed_tiles]
+                  for kind in sorted({node.kind for node in graph.fu_nodes()})}
+    free_tiles = {kind: [tile for tile in usable if tile not in pinned]
+                  for kind, usable in kind_tiles.items()}
+    _check_capacity(spec, graph, free_tiles)
+    distances, adjacency = tile_distances(spec), usable_links(spec)
+    unreachable = 10 * spec.rows * spec.cols        # more than any path: avoid split placements
+    _greedy(spec, graph, tiles, free_tiles, distances, unreachable)
+    _Annealer(graph, tiles, kind_tiles, distances, adjacency, random.Random(seed),
+              span=max(spec.rows, spec.cols), unreachable=unreachable,
+              overflow_weight=2 * (spec.rows + spec.cols)).run(effort)
+    return Placement(tiles=tiles, host_sides=sides,
+                     wirelength=wirelength(graph, tiles, distances, unreachable),
+                     overflow=sum(port_overflow(graph, tiles, adjacency).values()), seed=seed)

@@ -1,0 +1,297 @@
+"""Routing: bind every stream of a placed graph to switch routes, and emit the switch micro-ops.
+
+Model: circuit switching with every route held for the whole program. Each directed link (a
+switch's neighbour output) carries at most one stream, ever, so the routes of different streams
+share no switch output and no switch input. Every switch micro-op then issues as soon as it
+reaches the head of its queue (its outputs are idle: nothing else uses them), and no stream waits
+for another stream's link: the network adds no waits of its own, only the FUs do. The cost is
+link capacity; time-multiplexing a link across micro-ops (reusing it once an earlier stream has
+ended) is a possible later improvement, but needs an analysis of when streams end.
+
+Algorithm: PathFinder negotiated congestion over the directed link graph (failed tiles and links
+removed; a route may pass through any usable tile's switch without using its FU). A multicast
+stream is routed as a tree: sinks in order of distance from the source, each joined to the tree
+so far by a cheapest path. Links wanted by several streams get dearer each iteration (present
+and history costs) and the streams on them are ripped up and rerouted, until no link is shared,
+or :class:`RouteError` after ``max_iterations``.
+"""
+
+import heapq
+import itertools
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+
+from rsn import checks
+from rsn.fabric_spec import DIRECTIONS, FabricSpec
+from rsn.graph import Edge, StreamGraph
+from rsn.isa import NO_INPUT, SWITCH_OUTPUTS
+from rsn.place import Placement, place, usable_links
+
+__all__ = ["RouteError", "Hop", "EdgeRoute", "Routing", "route", "place_and_route",
+           "source_endpoint", "sink_endpoint", "switch_uops", "fu_uops", "FU_PORT_BASE"]
+
+FU_PORT_BASE = 4        # switch input 4+k = FU output k; switch output 4+k = FU input k
+
+
+class RouteError(ValueError):
+    """Streams could not be routed; the message names them and the links they compete for.
+
+    ``streams``: the streams (graph edges) concerned; ``links``: the shared (tile, side index)
+    links when congestion is the cause, empty when a sink is cut off from its source.
+    """
+
+    def __init__(self, message: str, streams=(), links=()):
+        super().__init__(message)
+        self.streams, self.links = list(streams), list(links)
+
+
+@dataclass(frozen=True)
+class Hop:
+    """One stream's use of one switch: the input it enters by and the outputs it copies to."""
+    tile: tuple[int, int]
+    input: int
+    outputs: tuple[int, ...]
+
+
+@dataclass
+class EdgeRoute:
+    """The switch hops of one stream (source tile first, parents before children) and its links."""
+    edge: Edge
+    hops: list[Hop]
+    links: list[tuple[tuple[int, int], int]]        # (tile, side index) directed links used
+
+
+@dataclass
+class Routing:
+    """Everything place & route produces: the image's contents before the assembler packs them.
+
+    ``routes`` is parallel to ``graph.edges``. ``switch_uops`` and ``fu_uops``: tile -> micro-op
+    dicts in execution order, ``last`` set on each unit's final one.
+    """
+    placement: Placement
+    routes: list[EdgeRoute]
+    switch_uops: dict
+    fu_uops: dict
+    iterations: int
+
+
+def _side_name(side: int) -> str:
+    return DIRECTIONS[side]
+
+
+def source_endpoint(graph: StreamGraph, placement: Placement, edge: Edge) -> tuple[tuple[int, int], int]:
+    """(tile, switch input) where a stream enters the network: its FU output or host port."""
+    name, port = edge.source
+    if graph.nodes[name].is_host:
+        return placement.tiles[name], placement.host_sides[name]
+    return placement.tiles[name], FU_PORT_BASE + port
+
+
+def sink_endpoint(graph: StreamGraph, placement: Placement, sink) -> tuple[tuple[int, int], int]:
+    """(tile, switch output) where a stream leaves the network: an FU input or a host port."""
+    name, port = sink
+    if graph.nodes[name].is_host:
+        return placement.tiles[name], placement.host_sides[name]
+    return placement.tiles[name], FU_PORT_BASE + port
+
+
+@dataclass
+class _Tree:
+    root: tuple[int, int]
+    parent: dict                # tile -> (parent tile, side index of the parent's output)
+    exits: dict                 # tile -> switch outputs that end the stream there
+
+    def links(self):
+        return [(parent, side) for parent, side in self.parent.values()]
+
+
+class _NoPath(Exception):
+    def __init__(self, sink):
+        self.sink = sink
+
+
+def _join(tree_tiles, target, adjacency, link_cost):
+    """Cheapest path from any tile of the tree to ``target``: [(tile, side, next tile)]."""
+    distance = {tile: 0.0 for tile in tree_tiles}
+    previous = {}
+    order = itertools.count()
+    heap = [(0.0, next(order), tile) for tile in tree_tiles]
+    heapq.heapify(heap)
+    while heap:
+        cost, _, tile = heapq.heappop(heap)
+        if tile == target:
+            break
+        if cost > distance[tile]:
+            continue
+        for side, other in adjacency[tile]:
+            new = cost + link_cost((tile, side))
+            if new < distance.get(other, float("inf")):
+                distance[other] = new
+                previous[other] = (tile, side)
+                heapq.heappush(heap, (new, next(order), other))
+    if target not in distance:
+        return None
+    path, tile = [], target
+    while tile not in tree_tiles:
+        parent, side = previous[tile]
+        path.append((parent, side, tile))
+        tile = parent
+    return path[::-1]
+
+
+def _route_tree(source, sinks, adjacency, link_cost) -> _Tree:
+    """A tree from the source endpoint to every sink endpoint, sinks joined nearest first."""
+    root, _ = source
+    tree = _Tree(root, {}, defaultdict(list))
+    tiles = {root}
+
+    def distance(sink):
+        return abs(sink[0][0] - root[0]) + abs(sink[0][1] - root[1])
+    for sink in sorted(sinks, key=distance):
+        tile, output = sink
+        path = _join(tiles, tile, adjacency, link_cost) if tile not in tiles else []
+        if path is None:
+            raise _NoPath(sink)
+        for parent, side, child in path:
+            tree.parent[child] = (parent, side)
+            tiles.add(child)
+        tree.exits[tile].append(output)
+    return tree
+
+
+def _hops(tree: _Tree, source_input: int) -> list[Hop]:
+    children = defaultdict(list)
+    for child, (parent, side) in tree.parent.items():
+        children[parent].append((side, child))
+    hops, queue = [], [tree.root]
+    for tile in queue:
+        entered = source_input if tile == tree.root else (tree.parent[tile][1] + 2) % 4
+        outputs = sorted([side for side, _ in children[tile]] + tree.exits.get(tile, []))
+        hops.append(Hop(tile, entered, tuple(outputs)))
+        queue.extend(child for _, child in sorted(children[tile]))
+    return hops
+
+
+def _describe_link(spec: FabricSpec, link) -> str:
+    tile, side = link
+    return f"tile {tile} output {_side_name(side)} (to {spec.neighbour(tile, _side_name(side))})"
+
+
+def _check_endpoints(spec: FabricSpec, graph: StreamGraph, placement: Placement, adjacency):
+    for edge in graph.edges:
+        ends = [source_endpoint(graph, placement, edge)]
+        ends += [sink_endpoint(graph, placement, sink) for sink in edge.sinks]
+        for tile, _ in ends:
+            if tile not in adjacency:
+                raise RouteError(f"stream {edge}: an endpoint is on failed tile {tile}")
+
+
+def _negotiate(spec, graph, placement, adjacency, max_iterations):
+    """PathFinder: route every stream; while links are shared, make them dearer and reroute the
+    streams that use them."""
+    terminals = [(source_endpoint(graph, placement, edge),
+                  [sink_endpoint(graph, placement, sink) for sink in edge.sinks])
+                 for edge in graph.edges]
+    occupancy, history = Counter(), defaultdict(float)
+    trees = [None] * len(graph.edges)
+    present = 0.5
+    for iteration in range(1, max_iterations + 1):
+        for index, (source, sinks) in enumerate(terminals):
+            if trees[index] is not None:
+                if all(occupancy[link] <= 1 for link in trees[index].links()):
+                    continue            # only streams on shared links are ripped up
+                occupancy.subtract(trees[index].links())
+
+            def link_cost(link, present=present):
+                return (1.0 + history[link]) * (1.0 + present * occupancy[link])
+            try:
+                trees[index] = _route_tree(source, sinks, adjacency, link_cost)
+            except _NoPath as missing:
+                edge = graph.edges[index]
+                raise RouteError(
+                    f"stream {edge}: no path from tile {source[0]} to tile {missing.sink[0]} that "
+                    f"avoids failed tiles {sorted(spec.failed_tiles)} and failed links "
+                    f"{sorted(spec.failed_links)}; place the nodes elsewhere or repair the fabric",
+                    streams=[edge]) from None
+            occupancy.update(trees[index].links())
+        shared = sorted(link for link, count in occupancy.items() if count > 1)
+        if not shared:
+            return trees, iteration
+        for link in shared:
+            history[link] += occupancy[link] - 1
+        present *= 1.8
+    users = defaultdict(list)
+    for index, tree in enumerate(trees):
+        for link in tree.links():
+            users[link].append(graph.edges[index])
+    lines = [f"{_describe_link(spec, link)} is wanted by {len(users[link])} streams: "
+             f"{'; '.join(map(str, users[link]))}" for link in shared]
+    streams = [edge for edge in graph.edges if any(user is edge for link in shared for user in users[link])]
+    raise RouteError(
+        f"could not route {len(streams)} stream(s) without "
+        f"sharing a link after {max_iterations} iterations (each directed link carries one stream "
+        f"per program):\n  " + "\n  ".join(lines)
+        + "\nuse a larger fabric, fewer or smaller multicasts, or pin nodes further apart",
+        streams=streams, links=shared)
+
+
+def switch_uops(routes: list[EdgeRoute]) -> dict:
+    """tile -> switch micro-ops: one per (stream, tile) in program order, ``last`` on the final."""
+    per_tile = defaultdict(list)
+    for route_ in routes:
+        for hop in route_.hops:
+            select = [NO_INPUT] * SWITCH_OUTPUTS
+            enable = 0
+            for output in hop.outputs:
+                select[output] = hop.input
+                enable |= 1 << output
+            per_tile[hop.tile].append({"beats": route_.edge.tokens, "enable": enable,
+                                       "select": select, "last": 0})
+    for uops in per_tile.values():
+        uops[-1]["last"] = 1
+    return dict(sorted(per_tile.items()))
+
+
+def fu_uops(graph: StreamGraph, placement: Placement) -> dict:
+    """tile -> the FU micro-ops of the node placed there, ``last`` set on the final one only."""
+    program = {}
+    for node in graph.fu_nodes():
+        uops = [{**uop, "last": 0} for uop in node.uops]
+        if uops:
+            uops[-1]["last"] = 1
+        program[placement.tiles[node.name]] = uops
+    return dict(sorted(program.items()))
+
+
+def route(spec: FabricSpec, graph: StreamGraph, placement: Placement, *,
+          max_iterations: int = 100) -> Routing:
+    """Route every stream of a placed graph; RouteError if impossible without sharing links."""
+    adjacency = usable_links(spec)
+    _check_endpoints(spec, graph, placement, adjacency)
+    trees, iterations = _negotiate(spec, graph, placement, adjacency, max_iterations)
+    routes = [EdgeRoute(edge, _hops(tree, source_endpoint(graph, placement, edge)[1]), tree.links())
+              for edge, tree in zip(graph.edges, trees, strict=True)]
+    return Routing(placement=placement, routes=routes, switch_uops=switch_uops(routes),
+                   fu_uops=fu_uops(graph, placement), iterations=iterations)
+
+
+def place_and_route(spec: FabricSpec, graph: StreamGraph, *, seed: int = 0, attempts: int = 3,
+                    max_iterations: int = 100) -> Routing:
+    """Check, place, route and check again: the one call a front-end needs.
+
+    If routing fails, placement is retried with seeds ``seed+1 ..`` (``attempts`` in all); the
+    first failure is raised if none succeeds. Deterministic for a given ``seed``.
+    """
+    checks.check_program(spec, graph)
+    first_error = None
+    for attempt in range(attempts):
+        placement = place(spec, graph, seed=seed + attempt)
+        checks.check_placement(spec, graph, placement)
+        try:
+            routing = route(spec, graph, placement, max_iterations=max_iterations)
+        except RouteError as error:
+            first_error = first_error or error
+            continue
+        checks.check_routing(spec, graph, routing)
+        return routing
+    raise first_error
