@@ -316,7 +316,7 @@ class Dispenser(wiring.Component):
     readback : Out(stream.Signature(32))        to the host
     done : In(1)
     watchdog : In(32)
-    cycles : Out(32)                            cycles since the last START (0 before any)
+    cycles : Out(32)                            cycles since the last START (0 before any), frozen while done
     clear : Out(1)                              START: pulsed 1 cycle after its header
     """
 
@@ -382,7 +382,8 @@ class Dispenser(wiring.Component):
         m.d.sync += self.clear.eq(starts)
         with m.If(starts):
             m.d.sync += [self.cycles.eq(0), running.eq(1)]
-        with m.Elif(running):
+        with m.Elif(running & ~self.done):
+            # Frozen while `done`: the count measures the program, not the reads that follow it.
             m.d.sync += self.cycles.eq(self.cycles + 1)
         return m
 

@@ -275,7 +275,8 @@ class ControlChecker:
                              GLOBAL_REGISTERS["done"]: sample["done"],
                              GLOBAL_REGISTERS["watchdog"]: sample["watchdog"]}
                 self.global_values.append(registers[role[1]])
-        self.cycles = 0 if started else (self.cycles + self.running) & MASK32
+        counting = self.running and not sample["done"]       # the counter stops while done
+        self.cycles = 0 if started else (self.cycles + counting) & MASK32
 
     def _check_events(self, cycle, k, tile, sample):
         expected, seen = self.events[tile]
