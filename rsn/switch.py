@@ -1,0 +1,223 @@
+"""The RSN tile switch: circuit switching with counted routes (docs/rsn-architecture.md).
+
+Every output owns a small route register (active, one-hot select, remaining beats); micro-ops
+issue in order into idle outputs; an input token is multicast eagerly to every active output that
+selects it and retires once all of them have it. Outputs leave through a :class:`SkidBuffer`, so
+every path out of the switch starts at a flip-flop.
+"""
+
+from functools import reduce
+
+from amaranth.hdl import Cat, Module, Signal, unsigned
+from amaranth.lib import stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from hw.params import ParameterError, check_int
+from hw.skid_buffer import SkidBuffer
+from rsn.fu import MAX_FU_INPUTS, MAX_FU_OUTPUTS
+from rsn.isa import SwitchUop
+
+__all__ = ["Switch", "NEIGHBOURS"]
+
+NEIGHBOURS = 4      # N, E, S, W: the first four inputs and outputs of every switch
+
+
+def _check_port_count(name: str, value, maximum: int, meaning: str) -> int:
+    check_int("Switch", name, value, minimum=0, meaning=meaning)
+    if value > maximum:
+        raise ParameterError(f"Switch: {name}={value} is not allowed; {name} ({meaning}) "
+                             f"must be 0..{maximum}")
+    return value
+
+
+def _any(bits) -> object:
+    return reduce(lambda a, b: a | b, bits)
+
+
+class Switch(wiring.Component):
+    """One tile's switch: routes ``i`` to ``o`` under in-order switch micro-ops.
+
+    Timing (fixed, whatever the traffic):
+
+    * **latency 1**: a token accepted on ``i[k]`` in cycle ``c`` is offered on ``o[j]`` in cycle
+      ``c + 1`` (the output skid buffer is the only register on the way);
+    * a route carries one token per cycle while its input offers and its output takes;
+    * a micro-op accepted on ``uop`` in cycle ``c`` makes its routes active in ``c + 1``; the head
+      micro-op issues only into outputs whose route register is idle, so an output that takes its
+      route's last token in cycle ``c`` accepts the next micro-op in ``c + 1`` and carries its
+      first token from ``c + 2`` (one bubble per route boundary on the same output, which keeps
+      ``uop.ready`` independent of the data plane).
+
+    ``i[k].ready`` is a function of registers only (the route registers, the delivered bits and
+    the skid buffers' registered readies); ``o[j]`` comes from flip-flops.
+
+    Status: ``busy`` is "an output has a route, or a micro-op waits on ``uop``"; ``progress`` is
+    "a token entered an output buffer or left the switch in this cycle" (combinational, for the
+    watchdog). ``finished`` rises two cycles after the take that ends the last route of an issued
+    ``last`` micro-op (routes of all issued ``last`` micro-ops count together; a ``last``
+    micro-op with a static route never finishes) and stays until ``clear``. ``beats[j]`` counts
+    tokens transferred on ``o[j]``. ``clear`` zeroes ``beats`` and ``finished`` and wins over an
+    increment or a rise in the same cycle (a ``last`` micro-op's end is then reported a cycle
+    later).
+
+    Enable bits beyond ``n_outputs`` are ignored. An enabled output whose select names no input
+    of this switch is activated but never offers a token (its route hangs; the golden model
+    refuses such micro-ops).
+
+    Parameters
+    ----------
+    width : int
+        Data width ``W``.
+    n_fu_in, n_fu_out : int
+        The tile FU's input and output counts (0..3 and 0..2).
+    """
+
+    LATENCY = 1     # cycles from a token's acceptance on an input to its offer on an output
+
+    def __init__(self, width: int, n_fu_in: int, n_fu_out: int):
+        check_int("Switch", "width", width, minimum=1, meaning="data width in bits")
+        _check_port_count("n_fu_in", n_fu_in, MAX_FU_INPUTS, "inputs of the tile's FU")
+        _check_port_count("n_fu_out", n_fu_out, MAX_FU_OUTPUTS, "outputs of the tile's FU")
+        self.width = width
+        self.n_inputs = NEIGHBOURS + n_fu_out
+        self.n_outputs = NEIGHBOURS + n_fu_in
+        data = stream.Signature(unsigned(width))
+        super().__init__({
+            "i": In(data).array(self.n_inputs),
+            "o": Out(data).array(self.n_outputs),
+            "uop": In(stream.Signature(SwitchUop)),
+            "beats": Out(32).array(self.n_outputs),
+            "clear": In(1),
+            "busy": Out(1),
+            "finished": Out(1),
+            "progress": Out(1),
+        })
+
+    # The three rules below are separate methods so that a test can break exactly one of them.
+
+    def _route_ends(self, remaining):
+        """The take in progress is the route's last (``remaining == 0`` is a static route)."""
+        return remaining == 1
+
+    def _offer(self, selected_valid, taken):
+        """Eager multicast: an output offers its input's token only if it has not taken it yet."""
+        return selected_valid & ~taken
+
+    def _can_issue(self, enable, active):
+        """In-order issue: every output the head names must be idle."""
+        return ~(enable & active).any()
+
+    def elaborate(self, platform):
+        m = Module()
+        routes = _Routes(self.n_inputs, self.n_outputs)
+        buffers = []
+        for j in range(self.n_outputs):
+            buffer = SkidBuffer(unsigned(self.width))
+            m.submodules[f"out{j}"] = buffer
+            wiring.connect(m, buffer.o, wiring.flipped(self.o[j]))
+            buffers.append(buffer)
+        self._elaborate_outputs(m, routes, buffers)
+        self._elaborate_inputs(m, routes, buffers)
+        issue, enable = self._elaborate_issue(m, routes)
+        self._elaborate_status(m, routes, issue, enable)
+        return m
+
+    def _elaborate_outputs(self, m, routes, buffers):
+        """Each output offers its selected input's token (an AND-OR mux over the one-hot select)
+        unless it took that token already."""
+        in_valid = Cat(port.valid for port in self.i)
+        for j, buffer in enumerate(buffers):
+            column = Cat(routes.delivered[k][j] for k in range(self.n_inputs))
+            taken = (routes.select[j] & column).any()
+            offer = self._offer((routes.select[j] & in_valid).any(), taken)
+            m.d.comb += [
+                buffer.i.valid.eq(offer),
+                buffer.i.payload.eq(_any(port.payload & routes.select[j][k].replicate(self.width)
+                                         for k, port in enumerate(self.i))),
+                routes.take[j].eq(offer & buffer.i.ready),
+                routes.ending[j].eq(routes.take[j] & self._route_ends(routes.remaining[j])),
+            ]
+
+    def _elaborate_inputs(self, m, routes, buffers):
+        """Input k is ready when some output routes it and every such output either has taken
+        its token already or has room for it now; the token then retires."""
+        for k, port in enumerate(self.i):
+            users = Cat(routes.select[j][k] for j in range(self.n_outputs))
+            served = Cat(~users[j] | routes.delivered[k][j] | buffer.i.ready
+                         for j, buffer in enumerate(buffers))
+            m.d.comb += port.ready.eq(users.any() & served.all())
+            with m.If(port.valid & port.ready):     # the token retires
+                m.d.sync += routes.delivered[k].eq(0)
+            with m.Else():
+                m.d.sync += routes.delivered[k].eq(routes.delivered[k] | (users & routes.take))
+
+    def _elaborate_issue(self, m, routes):
+        """Issue the head micro-op into its (idle) outputs; count down and end routes."""
+        head = self.uop.payload
+        enable = Signal(self.n_outputs)
+        issue = Signal()
+        m.d.comb += [
+            enable.eq(head.enable[:self.n_outputs]),
+            self.uop.ready.eq(self._can_issue(enable, routes.active)),
+            issue.eq(self.uop.valid & self.uop.ready),
+        ]
+        for j in range(self.n_outputs):
+            with m.If(issue & enable[j]):
+                m.d.sync += [
+                    routes.active[j].eq(1),
+                    routes.select[j].eq(Cat(head.select[j] == k for k in range(self.n_inputs))),
+                    routes.remaining[j].eq(head.beats),
+                ]
+            with m.Elif(routes.take[j] & (routes.remaining[j] != 0)):
+                m.d.sync += routes.remaining[j].eq(routes.remaining[j] - 1)
+                with m.If(routes.ending[j]):
+                    m.d.sync += [routes.active[j].eq(0), routes.select[j].eq(0)]
+        return issue, enable
+
+    def _elaborate_status(self, m, routes, issue, enable):
+        """Beat counters, busy, progress, and finished (the routes of ``last`` micro-ops)."""
+        moved_out = Cat(port.valid & port.ready for port in self.o)
+        for j in range(self.n_outputs):
+            with m.If(self.clear):
+                m.d.sync += self.beats[j].eq(0)
+            with m.Elif(moved_out[j]):
+                m.d.sync += self.beats[j].eq(self.beats[j] + 1)
+
+        # `finished` is a status flag, so it is computed from registers a cycle late rather
+        # than from this cycle's route ends: it rises two cycles after the last take.
+        last_pending = Signal(self.n_outputs)   # outputs still routing for a `last` micro-op
+        last_issued = Signal()                  # a `last` micro-op issued, finished not yet set
+        issue_last = issue & self.uop.payload.last
+        m.d.sync += last_pending.eq((last_pending & ~routes.ending) |
+                                    (enable & issue_last.replicate(self.n_outputs)))
+        all_ended = last_issued & ~last_pending.any()
+        with m.If(issue_last):
+            m.d.sync += last_issued.eq(1)
+        with m.Elif(all_ended & ~self.clear):
+            m.d.sync += last_issued.eq(0)
+        with m.If(self.clear):
+            m.d.sync += self.finished.eq(0)
+        with m.Elif(all_ended):
+            m.d.sync += self.finished.eq(1)
+
+        m.d.comb += [
+            self.busy.eq(routes.active.any() | self.uop.valid),
+            self.progress.eq(routes.take.any() | moved_out.any()),
+        ]
+
+
+class _Routes:
+    """The switch's route registers and the per-cycle signals derived from them."""
+
+    def __init__(self, n_inputs: int, n_outputs: int):
+        self.active = Signal(n_outputs)         # output j has a route (possibly static)
+        # One-hot input of each output's route; all zero while the output is idle, so that it
+        # is also "output j uses input k" without gating by `active`.
+        self.select = [Signal(n_inputs, name=f"select{j}") for j in range(n_outputs)]
+        self.remaining = [Signal(16, name=f"remaining{j}") for j in range(n_outputs)]
+        # delivered[k][j]: output j took input k's current token; cleared when it retires. Kept
+        # per input rather than per output, so an output that ends its route and is routed to
+        # the same input again before that token retires does not take it twice.
+        self.delivered = [Signal(n_outputs, name=f"delivered{k}") for k in range(n_inputs)]
+        self.take = Signal(n_outputs)           # output j moves a token into its buffer
+        self.ending = Signal(n_outputs)         # ... and it is its route's last
