@@ -83,9 +83,10 @@ class Fabric(wiring.Component):
         progress = Signal()
         all_finished = Signal()
         any_used = Signal()
+        # Registered before the fabric-wide OR: the watchdog can afford a cycle, Fmax cannot.
+        m.d.sync += progress.eq(_any(tile.progress for tile in order))
         m.d.comb += [
             busy.eq(_any(tile.busy for tile in order)),
-            progress.eq(_any(tile.progress for tile in order)),
             all_finished.eq(_all(tile.finished for tile in order)),
             any_used.eq(_any(tile.used for tile in order)),
         ]

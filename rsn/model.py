@@ -10,13 +10,14 @@ What comes out on the host ports is fixed by the program, not by timing, so the 
 exactly. Stall counts depend on timing and are not modelled.
 """
 
+from collections import deque
 from dataclasses import dataclass, field
 
 from .channels import Channel
 from .fabric_spec import DIRECTIONS, FabricSpec
 from .fu_kinds import FU_KINDS, fu_parameters
 from .image import decode_image
-from .isa import GLOBAL_REGISTERS, REGISTERS
+from .isa import GLOBAL_REGISTERS, REGISTERS, Opcode, SwitchUop, decode
 from .switch_model import SwitchModel
 
 __all__ = ["FabricModel", "ModelResult", "DeadlockError"]
@@ -125,13 +126,19 @@ class FabricModel:
                 raise ValueError(f"no host input port {name!r}; input ports: {known}")
             for token in tokens:
                 channel.push(token)
-        events = list(decode_image(image, self.spec.rows, self.spec.cols).events)
-        reads, position, steps = [], 0, 0
+        packets = decode_image(image, self.spec.rows, self.spec.cols).packets
+        # Each unit's expander holds what is left of the last packet it took (see _dispatch).
+        self._expanders = {(tile, unit): deque() for tile in self.tiles for unit in ("switch", "fu")}
+        reads, position, delivered, steps = [], 0, 0, 0
         while True:
             moved = False
-            while position < len(events) and self._dispatch(events[position], reads):
-                position += 1
-                moved = True
+            while position < len(packets):
+                delivered, complete = self._dispatch(packets[position], delivered, reads)
+                moved |= delivered > 0 or complete
+                if not complete:
+                    break
+                position, delivered = position + 1, 0
+            moved |= self._drain_expanders()
             for unit in self.tiles.values():
                 while unit.step():
                     moved = True
@@ -140,8 +147,8 @@ class FabricModel:
                 raise DeadlockError(f"no completion after {self.max_steps} steps")
             if not moved:
                 break
-        if position < len(events) or not self._done():
-            raise DeadlockError(self._stuck(position, events))
+        if position < len(packets) or not self._done():
+            raise DeadlockError(self._stuck(packets[position] if position < len(packets) else None))
         return ModelResult(
             outputs={name: list(channel.tokens) for name, channel in self.host_out.items()},
             done=self._done(),
@@ -149,36 +156,55 @@ class FabricModel:
             link_beats={tile: list(unit.switch.beats) for tile, unit in self.tiles.items()},
             reads=reads)
 
-    def _dispatch(self, event, reads) -> bool:
-        """Apply one image event if its unit can take it now (in order, blocking)."""
-        kind, tile = event.kind, event.tile
-        if kind == "start":
-            return True
-        unit = self.tiles.get(tile)
-        queue_room = self.spec.uop_queue_depth
-        if kind == "switch":
-            if len(unit.switch.uops) >= queue_room:
-                return False
-            unit.switch.load([event.uop])
-            unit.switch_used = True
-        elif kind == "fu":
-            if len(unit.fu.uops) >= queue_room:
-                return False
-            unit.fu.load([event.uop])
-            unit.fu_used = True
-        elif kind == "write":
-            if event.address < REGISTERS["firings"]:
-                unit.fu.write_word(event.address, event.value)
-        elif kind == "read":
-            reads.append(self._register(tile, event.address))
-        return True
+    def _dispatch(self, packet, delivered: int, reads) -> tuple[int, bool]:
+        """Hand ``packet`` to its target tiles in chain order, from target ``delivered`` on.
 
-    def _stuck(self, position, events) -> str:
+        A SWITCH or FU packet waits at a tile whose expander still holds an earlier packet: the
+        control chain is blocked there, as in the hardware. Returns (targets served, complete).
+        """
+        targets = packet.tiles(self.spec.rows, self.spec.cols)
+        opcode = packet.opcode
+        while delivered < len(targets):
+            tile = targets[delivered]
+            unit = self.tiles[tile]
+            if opcode in (Opcode.SWITCH, Opcode.FU):
+                which = "switch" if opcode == Opcode.SWITCH else "fu"
+                expander = self._expanders[tile, which]
+                if expander:
+                    return delivered, False
+                layout = SwitchUop if which == "switch" else unit.kind.uop_layout
+                expander.extend(decode(layout, body) for body in packet.bodies * packet.repeat)
+                if which == "switch":
+                    unit.switch_used = True
+                else:
+                    unit.fu_used = True
+            elif opcode == Opcode.WRITE:
+                for body in packet.bodies:
+                    address, value = body & 0xFFFF, body >> 32
+                    if address < REGISTERS["firings"]:
+                        unit.fu.write_word(address, value)
+            elif opcode == Opcode.READ:
+                reads += [self._register(tile, body & 0xFFFF) for body in packet.bodies]
+            delivered += 1
+        if opcode == Opcode.READ and packet.is_global:
+            reads += [self._register(None, body & 0xFFFF) for body in packet.bodies]
+        return delivered, True
+
+    def _drain_expanders(self) -> bool:
+        """Expanders feed their units' micro-op queues as space frees up."""
+        moved = False
+        for (tile, which), expander in self._expanders.items():
+            unit = self.tiles[tile].switch if which == "switch" else self.tiles[tile].fu
+            while expander and len(unit.uops) < self.spec.uop_queue_depth:
+                unit.load([expander.popleft()])
+                moved = True
+        return moved
+
+    def _stuck(self, blocked_packet) -> str:
         lines = ["the program deadlocked:"]
-        if position < len(events):
-            event = events[position]
-            lines.append(f"  dispatch blocked at event {position} ({event.kind} for tile "
-                         f"{list(event.tile) if event.tile else 'global'}): its micro-op queue is full")
+        if blocked_packet is not None:
+            lines.append(f"  dispatch blocked at {blocked_packet.describe()}: a target's expander "
+                         f"still holds an earlier packet, its micro-op queue being full")
         for tile, unit in self.tiles.items():
             parts = []
             if unit.switch.busy:

@@ -65,6 +65,24 @@ def _parser() -> argparse.ArgumentParser:
     generate.add_argument("--keep-src", action="store_true",
                           help="keep (* src *) attributes that map cells back to Python lines")
     generate.set_defaults(handler=_generate)
+
+    run = commands.add_parser(
+        "run", formatter_class=argparse.RawDescriptionHelpFormatter,
+        help="compile a program and run it on the golden model and/or the RTL fabric",
+        description="Compile PROGRAM (a Python file defining program() -> rsn.program.Program) for a "
+                    "fabric, run it, check the outputs against the program's own reference, and "
+                    "report per-FU firings and per-link beats (and cycles on the RTL).",
+        epilog="example:\n  rivulet run examples/mlp.py --sim both")
+    run.add_argument("program", type=Path, metavar="PROGRAM", help="program file, e.g. examples/mlp.py")
+    run.add_argument("--fabric", type=Path, metavar="FILE.toml",
+                     help="fabric description (default: examples/fabrics/default.toml)")
+    run.add_argument("--sim", choices=("model", "rtl", "both"), default="model",
+                     help="where to run: golden model, Verilated RTL, or both compared (default: model)")
+    run.add_argument("--seed", type=int, default=1, help="seed for placement and stall patterns")
+    run.add_argument("--profile", default="random_stall_50",
+                     help="host-port stall profile for the RTL run (default: random_stall_50)")
+    run.add_argument("--waves", action="store_true", help="write waves of the RTL run (build/sim-runs/)")
+    run.set_defaults(handler=_run)
     return parser
 
 
@@ -102,6 +120,21 @@ def _generate_fabric(arguments) -> int:
                               top=arguments.top, keep_src=arguments.keep_src)
     for path in written:
         print(f"wrote {path}")
+    return 0
+
+
+def _run(arguments) -> int:
+    import os
+
+    from .run_command import RunMismatch, run_program
+    if arguments.waves:
+        os.environ["WAVES"] = "1"
+    try:
+        run_program(arguments.program, fabric=arguments.fabric, sim=arguments.sim, seed=arguments.seed,
+                    profile=arguments.profile)
+    except RunMismatch as mismatch:
+        print(f"rivulet: MISMATCH: {mismatch}", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -1,0 +1,115 @@
+"""Run a compiled program on the Verilated fabric, as a host would, and collect what it returns.
+
+The fabric is built once per fabric description (Verilator, via testbench/verilator.py). The run
+sends the image, streams the host inputs with the stall profile's random idle, takes the host
+outputs with its random back-pressure, waits for ``done``, then reads every used tile's firing
+counter and link beat counters and the global cycle counter through the control plane.
+"""
+
+import dataclasses
+import hashlib
+import json
+from dataclasses import astuple, dataclass
+
+from rsn.assemble import read_packet
+from rsn.fabric import Fabric
+from rsn.fu_kinds import FU_KINDS
+from rsn.isa import GLOBAL_REGISTERS, REGISTERS
+
+from .streams import stream_ports
+from .verilator import build_design, run_cocotb, run_directory
+
+__all__ = ["RtlResult", "run_on_rtl", "run_many_on_rtl", "counter_reads"]
+
+
+@dataclass
+class RtlResult:
+    outputs: dict[str, list[int]]
+    firings: dict[tuple[int, int], int]
+    link_beats: dict[tuple[int, int], list[int]]
+    cycles: int             # the fabric's own cycle counter at the end (since START)
+    done_cycle: int         # bench cycle at which `done` rose
+
+
+def counter_reads(spec, tiles) -> tuple[list[int], list[tuple]]:
+    """READ packets for the counters of ``tiles`` and the global cycle counter, and their layout."""
+    words, layout = [], []
+    for tile in tiles:
+        outputs = 4 + FU_KINDS[spec.kind(tile)].n_in
+        addresses = [REGISTERS["firings"]] + [REGISTERS["link_beats"] + k for k in range(outputs)]
+        words += read_packet(tile, addresses)
+        layout.append((tile, len(addresses)))
+    words += read_packet(None, [GLOBAL_REGISTERS["cycles"]])
+    layout.append((None, 1))
+    return words, layout
+
+
+def _hardware(spec):
+    """Failed tiles and links change routes, not hardware: such fabrics share one build."""
+    return dataclasses.replace(spec, failed_tiles=frozenset(), failed_links=frozenset())
+
+
+def _fabric_key(spec) -> str:
+    return "fabric-" + hashlib.sha256(repr(_hardware(spec)).encode()).hexdigest()[:12]
+
+
+def _run_config(compiled, profile: str, seed: int, max_cycles: int) -> tuple[dict, list]:
+    tiles = sorted(set(compiled.routing.switch_uops) | set(compiled.routing.fu_uops))
+    reads, layout = counter_reads(compiled.spec, tiles)
+    config = {
+        "name": compiled.program.name, "image": compiled.image, "reads": reads,
+        "readback_words": sum(count for _, count in layout),
+        "host_inputs": compiled.program.host_inputs, "host_outputs": compiled.host_outputs,
+        "profile": profile, "seed": seed, "max_cycles": max_cycles,
+    }
+    return config, layout
+
+
+def _result(record: dict, layout) -> RtlResult:
+    words = iter(record["readback"])
+    firings, link_beats, cycles = {}, {}, 0
+    for tile, count in layout:
+        values = [next(words) for _ in range(count)]
+        if tile is None:
+            cycles = values[0]
+        else:
+            firings[tile], link_beats[tile] = values[0], values[1:]
+    return RtlResult(record["outputs"], firings, link_beats, cycles, record["done_cycle"])
+
+
+def run_many_on_rtl(compiled_programs, *, profiles, seeds, case: str,
+                    max_cycles: int = 200_000) -> list[RtlResult]:
+    """Run several compiled programs (same fabric) in one simulation, each from reset.
+
+    ``profiles`` and ``seeds`` give each run its stall profile and seed (parallel lists).
+    """
+    compiled_programs = list(compiled_programs)
+    spec = _hardware(compiled_programs[0].spec)
+    assert all(_hardware(compiled.spec) == spec for compiled in compiled_programs), \
+        "programs in one simulation must target the same fabric hardware"
+    fabric = Fabric(spec)
+    ports, _ = stream_ports(fabric)
+    runs, layouts = [], []
+    for compiled, profile, seed in zip(compiled_programs, profiles, seeds, strict=True):
+        config, layout = _run_config(compiled, profile, seed, max_cycles)
+        runs.append(config)
+        layouts.append(layout)
+    result_path = run_directory(case) / "result.jsonl"
+    result_path.parent.mkdir(parents=True, exist_ok=True)
+    result_path.unlink(missing_ok=True)
+    built = build_design(_fabric_key(spec), fabric)
+    run_cocotb(built, "testbench.rsn.tb_fabric", case,
+               {"RIVULET_FABRIC_RUN": json.dumps({"ports": [astuple(port) for port in ports], "runs": runs}),
+                "RIVULET_FABRIC_RESULT": str(result_path)})
+    records = sorted((json.loads(line) for line in result_path.read_text().splitlines()),
+                     key=lambda record: record["index"])
+    return [_result(record, layout) for record, layout in zip(records, layouts, strict=True)]
+
+
+def run_on_rtl(compiled, *, profile: str = "random_stall_50", seed: int = 1,
+               case: str | None = None, max_cycles: int = 200_000) -> RtlResult:
+    """Run ``compiled`` (an rsn.program.Compiled) on the RTL fabric and return what came back."""
+    case = case or f"run-{compiled.program.name}-{profile}-{seed}"
+    (result,) = run_many_on_rtl([compiled], profiles=[profile], seeds=[seed], case=case,
+                                max_cycles=max_cycles)
+    return result

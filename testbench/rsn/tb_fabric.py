@@ -1,0 +1,39 @@
+"""cocotb bench of a whole fabric: for each run, load an image, stream host data, wait for done,
+read the counters back.
+
+The runs arrive as JSON in ``RIVULET_FABRIC_RUN`` (see testbench/fabric_run.py): one cocotb test
+per run, each starting from reset, in one simulation. Results (host outputs, read-back words,
+cycles) go to ``RIVULET_FABRIC_RESULT``, one JSON line per run.
+"""
+
+import json
+import os
+
+import cocotb
+from cocotb.clock import Clock
+
+from testbench.cocotb_bench import run_bench
+from testbench.rsn.fabric_bench import make_fabric_bench
+from testbench.streams import StreamPort
+
+CONFIG = json.loads(os.environ.get("RIVULET_FABRIC_RUN", '{"runs": []}'))
+
+
+@cocotb.test()
+@cocotb.parametrize(index=list(range(len(CONFIG["runs"]))))
+async def fabric_run(dut, index):
+    run = CONFIG["runs"][index]
+    ports = [StreamPort(*port) for port in CONFIG["ports"]]
+    cocotb.log.info("run %d (%s): image of %d words, profile=%s seed=%d", index, run["name"],
+                    len(run["image"]), run["profile"], run["seed"])
+    bench = make_fabric_bench(
+        ports, image=run["image"], reads=run["reads"], readback_words=run["readback_words"],
+        host_inputs=run["host_inputs"], host_outputs=run["host_outputs"],
+        profile=run["profile"], seed=run["seed"])
+    Clock(dut.clk, 10, unit="ns").start()
+    cycles = await run_bench(dut, bench, run["max_cycles"])
+    checker = bench.checker
+    with open(os.environ["RIVULET_FABRIC_RESULT"], "a") as result:
+        result.write(json.dumps({"index": index, "outputs": checker.outputs, "readback": checker.readback,
+                                 "done_cycle": checker.done_cycle, "cycles": cycles}) + "\n")
+    cocotb.log.info("run %d done at cycle %s", index, checker.done_cycle)

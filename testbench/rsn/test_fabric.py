@@ -1,0 +1,131 @@
+"""Whole-fabric tests: programs compiled, placed, routed and run on the golden model and the RTL.
+
+The RTL runs share one Verilator build of the default fabric and one simulation per test; each
+program starts from reset, with random idle and back-pressure on the host ports.
+"""
+
+import dataclasses
+import random
+
+import pytest
+
+from rsn.checks import ProgramError
+from rsn.fabric_spec import default_fabric
+from rsn.graph import StreamGraph
+from rsn.model import FabricModel
+from rsn.program import Program, compile_program, load_program
+from rsn.route import RouteError
+from testbench.fabric_run import run_many_on_rtl
+from testbench.rsn.random_programs import random_program
+from testbench.seeds import seeds_for
+from testbench.streams import PROFILES
+from testbench.toolchain import REPOSITORY
+
+MLP = REPOSITORY / "examples" / "mlp.py"
+RANDOM_PROGRAMS = 50
+
+
+def _model(compiled):
+    return FabricModel(compiled.spec).run(compiled.image, compiled.program.host_inputs)
+
+
+def _assert_same(rtl, model, what):
+    for port, tokens in model.outputs.items():
+        assert rtl.outputs.get(port, []) == tokens, f"{what}: host port {port}"
+    for tile, firings in rtl.firings.items():
+        assert firings == model.firings[tile], f"{what}: firings of tile {tile}"
+        assert rtl.link_beats[tile] == model.link_beats[tile], f"{what}: link beats of tile {tile}"
+
+
+def test_mlp_golden_model_matches_numpy():
+    program = load_program(MLP)
+    result = _model(compile_program(program, default_fabric()))
+    assert result.done
+    assert result.outputs["out0"] == program.expected["out0"]
+
+
+@pytest.mark.verilator
+def test_mlp_on_rtl_under_back_pressure():
+    """The MLP on the Verilated fabric, three stall profiles: numpy's outputs and the model's counters."""
+    program = load_program(MLP)
+    compiled = compile_program(program, default_fabric())
+    model = _model(compiled)
+    profiles = ["no_stall", "random_stall_50", "backpressure_90"]
+    seeds = seeds_for("fabric:mlp", count=len(profiles))
+    print(f"seeds {seeds}")
+    results = run_many_on_rtl([compiled] * len(profiles), profiles=profiles, seeds=seeds, case="fabric-mlp")
+    for profile, rtl in zip(profiles, results, strict=True):
+        assert rtl.outputs["out0"] == program.expected["out0"], profile
+        _assert_same(rtl, model, profile)
+        assert rtl.cycles > 0
+
+
+@pytest.mark.verilator
+def test_random_programs_rtl_equals_golden_model():
+    """At least 50 random path programs of every shape, each under a random stall profile."""
+    (base,) = seeds_for("fabric:random", count=1)
+    rng = random.Random(base)
+    spec = default_fabric()
+    programs = [random_program(rng.getrandbits(32)) for _ in range(RANDOM_PROGRAMS)]
+    compiled = [compile_program(program, spec) for program in programs]
+    profiles = [rng.choice(list(PROFILES)) for _ in programs]
+    seeds = [rng.getrandbits(32) for _ in programs]
+    print(f"base seed {base}: " + ", ".join(program.name for program in programs))
+    results = run_many_on_rtl(compiled, profiles=profiles, seeds=seeds, case="fabric-random")
+    for program, each, rtl, profile in zip(programs, compiled, results, profiles, strict=True):
+        _assert_same(rtl, _model(each), f"{program.name} ({profile})")
+
+
+@pytest.mark.verilator
+def test_programs_route_around_failed_tiles_and_links():
+    """Failing the tiles a program used, and a link, changes its routes, not its results.
+
+    Failures change routing only, so these runs share the healthy fabric's Verilator build.
+    """
+    spec = default_fabric()
+    compiled, models = [], []
+    for shape, seed in [("gemv", 11), ("dot2", 12), ("multicast", 13)]:
+        program = random_program(seed, shape)
+        healthy = compile_program(program, spec)
+        fu_tiles = {tile for name, tile in healthy.routing.placement.tiles.items()
+                    if not program.graph.nodes[name].is_host}
+        host_tiles = {port.tile for port in spec.host_ports}
+        failed = sorted(fu_tiles - host_tiles)[:1]
+        wounded = dataclasses.replace(spec, failed_tiles=frozenset(failed),
+                                      failed_links=frozenset({((1, 1), "N")}))
+        each = compile_program(program, wounded)
+        assert not set(failed) & set(each.routing.placement.tiles.values())
+        for route in each.routing.routes:
+            assert all(hop.tile not in failed for hop in route.hops), f"{shape}: route through {failed}"
+            assert ((1, 1), 0) not in route.links and ((0, 1), 2) not in route.links
+        compiled.append(each)
+        models.append(_model(healthy))
+    results = run_many_on_rtl(compiled, profiles=["random_stall_50"] * 3, seeds=[5, 6, 7],
+                              case="fabric-failed")
+    for each, rtl, model in zip(compiled, results, models, strict=True):
+        assert {port: tokens for port, tokens in rtl.outputs.items() if tokens} == \
+            {port: tokens for port, tokens in model.outputs.items() if tokens}, each.program.name
+
+
+def test_unroutable_program_is_refused_with_names():
+    """Four streams cannot all leave one corner tile with two links: the error names them."""
+    spec = dataclasses.replace(default_fabric(), failed_tiles=frozenset({(0, 1), (1, 0)}))
+    graph = StreamGraph()
+    graph.add_node("corner", "mem", [{"start": 0, "stride": 1, "count_i": 4, "count_j": 1}], tile=(0, 0))
+    graph.add_node("far", "alu", [{"beats": 4}])
+    graph.add_host_out("out", "out1", 4)
+    graph.connect("corner", "far", 4)
+    graph.connect("far", "out", 4)
+    with pytest.raises((RouteError, ProgramError), match=r"corner|\(0, 0\)|\[0, 0\]"):
+        compile_program(Program("walled-in", graph), spec)
+
+
+def test_mismatched_beat_counts_are_refused():
+    graph = StreamGraph()
+    graph.add_node("source", "mem", [{"start": 0, "stride": 1, "count_i": 8, "count_j": 1}])
+    graph.add_node("scale", "alu", [{"beats": 6}])
+    graph.add_host_out("out", "out0", 6)
+    graph.connect("source", "scale", 8)
+    graph.connect("scale", "out", 6)
+    with pytest.raises(ProgramError, match=r"scale"):
+        compile_program(Program("mismatch", graph), default_fabric())

@@ -1,0 +1,80 @@
+"""``rivulet run``: compile a program, run it on the golden model and/or the RTL, compare, report."""
+
+import time
+
+from rsn.fabric_spec import DEFAULT_FABRIC, load_fabric
+from rsn.model import FabricModel
+from rsn.program import compile_program, load_program
+
+__all__ = ["run_program", "RunMismatch"]
+
+_DIRECTION_NAMES = ("N", "E", "S", "W")
+
+
+class RunMismatch(AssertionError):
+    """Two runs, or a run and the program's reference, disagree."""
+
+
+def _compare(what: str, got: dict, expected: dict):
+    for port, tokens in expected.items():
+        if got.get(port, []) != tokens:
+            produced = got.get(port, [])
+            first = next((k for k, (a, b) in enumerate(zip(produced, tokens, strict=False)) if a != b),
+                         min(len(produced), len(tokens)))
+            raise RunMismatch(f"{what}: host port {port} differs at token {first}: "
+                              f"got {produced[first:first + 4]}..., expected {tokens[first:first + 4]}... "
+                              f"({len(produced)} vs {len(tokens)} tokens)")
+
+
+def _report_units(compiled, firings, link_beats, say):
+    placement = compiled.routing.placement.tiles
+    names = {tile: name for name, tile in placement.items() if not compiled.program.graph.nodes[name].is_host}
+    say(f"   {'tile':<8} {'node':<14} {'kind':<5} {'firings':>8}   link beats (outputs N E S W, FU inputs)")
+    for tile in sorted(set(compiled.routing.switch_uops) | set(compiled.routing.fu_uops)):
+        beats = " ".join(str(value) for value in link_beats.get(tile, []))
+        say(f"   {str(list(tile)):<8} {names.get(tile, '-'):<14} {compiled.spec.kind(tile):<5} "
+            f"{firings.get(tile, 0):>8}   {beats}")
+
+
+def run_program(path, *, fabric=None, sim: str = "model", seed: int = 1, profile: str = "random_stall_50",
+                say=print) -> dict:
+    """Run the program in ``path``; raise :class:`RunMismatch` if any comparison fails."""
+    spec = load_fabric(fabric or DEFAULT_FABRIC)
+    program = load_program(path)
+    started = time.monotonic()
+    compiled = compile_program(program, spec, seed=seed)
+    say(f"{program.name}: {program.description}")
+    say(f"   compiled for a {spec.rows}x{spec.cols} fabric in {time.monotonic() - started:.1f} s: "
+        f"{len(compiled.image)} image words, {len(compiled.routing.routes)} streams, "
+        f"placement {dict(sorted(compiled.routing.placement.tiles.items()))}")
+    results = {}
+    if sim in ("model", "both"):
+        model = FabricModel(spec).run(compiled.image, program.host_inputs)
+        results["model"] = model
+        say(f"== golden model: done={model.done}")
+        if program.expected is not None:
+            _compare("golden model vs reference", model.outputs, program.expected)
+            say("   outputs equal the program's reference")
+        _report_units(compiled, model.firings, model.link_beats, say)
+    if sim in ("rtl", "both"):
+        from .fabric_run import run_on_rtl
+        say(f"== RTL (Verilator), stall profile {profile}, seed {seed}"
+            " (the first run builds the fabric; that takes minutes)")
+        started = time.monotonic()
+        rtl = run_on_rtl(compiled, profile=profile, seed=seed)
+        results["rtl"] = rtl
+        say(f"   done after {rtl.cycles} fabric cycles ({time.monotonic() - started:.1f} s wall)")
+        if program.expected is not None:
+            _compare("RTL vs reference", rtl.outputs, program.expected)
+            say("   outputs equal the program's reference")
+        _report_units(compiled, rtl.firings, rtl.link_beats, say)
+    if "model" in results and "rtl" in results:
+        model, rtl = results["model"], results["rtl"]
+        _compare("RTL vs golden model", rtl.outputs, model.outputs)
+        for tile in rtl.firings:
+            if rtl.firings[tile] != model.firings[tile] or rtl.link_beats[tile] != model.link_beats[tile]:
+                raise RunMismatch(f"tile {list(tile)}: RTL counters (firings {rtl.firings[tile]}, links "
+                                  f"{rtl.link_beats[tile]}) differ from the golden model's "
+                                  f"({model.firings[tile]}, {model.link_beats[tile]})")
+        say("== RTL and golden model agree: outputs, firings and link beats")
+    return results
