@@ -28,7 +28,9 @@ class RtlResult:
     firings: dict[tuple[int, int], int]
     link_beats: dict[tuple[int, int], list[int]]
     cycles: int             # the fabric's own cycle counter at the end (since START)
-    done_cycle: int         # bench cycle at which `done` rose
+    done_cycle: int | None  # bench cycle at which `done` rose
+    status: dict[tuple[int, int], int]      # tile status registers (bit 2: stalled per watchdog)
+    stalled_cycle: int | None = None        # bench cycle at which the watchdog fired
 
 
 def counter_reads(spec, tiles) -> tuple[list[int], list[tuple]]:
@@ -36,7 +38,8 @@ def counter_reads(spec, tiles) -> tuple[list[int], list[tuple]]:
     words, layout = [], []
     for tile in tiles:
         outputs = 4 + FU_KINDS[spec.kind(tile)].n_in
-        addresses = [REGISTERS["firings"]] + [REGISTERS["link_beats"] + k for k in range(outputs)]
+        addresses = [REGISTERS["status"], REGISTERS["firings"]]
+        addresses += [REGISTERS["link_beats"] + k for k in range(outputs)]
         words += read_packet(tile, addresses)
         layout.append((tile, len(addresses)))
     words += read_packet(None, [GLOBAL_REGISTERS["cycles"]])
@@ -53,32 +56,34 @@ def _fabric_key(spec) -> str:
     return "fabric-" + hashlib.sha256(repr(_hardware(spec)).encode()).hexdigest()[:12]
 
 
-def _run_config(compiled, profile: str, seed: int, max_cycles: int) -> tuple[dict, list]:
+def _run_config(compiled, profile: str, seed: int, max_cycles: int,
+                expect_stall: bool = False) -> tuple[dict, list]:
     tiles = sorted(set(compiled.routing.switch_uops) | set(compiled.routing.fu_uops))
     reads, layout = counter_reads(compiled.spec, tiles)
     config = {
         "name": compiled.program.name, "image": compiled.image, "reads": reads,
         "readback_words": sum(count for _, count in layout),
         "host_inputs": compiled.program.host_inputs, "host_outputs": compiled.host_outputs,
-        "profile": profile, "seed": seed, "max_cycles": max_cycles,
+        "profile": profile, "seed": seed, "max_cycles": max_cycles, "expect_stall": expect_stall,
     }
     return config, layout
 
 
 def _result(record: dict, layout) -> RtlResult:
     words = iter(record["readback"])
-    firings, link_beats, cycles = {}, {}, 0
+    firings, link_beats, status, cycles = {}, {}, {}, 0
     for tile, count in layout:
         values = [next(words) for _ in range(count)]
         if tile is None:
             cycles = values[0]
         else:
-            firings[tile], link_beats[tile] = values[0], values[1:]
-    return RtlResult(record["outputs"], firings, link_beats, cycles, record["done_cycle"])
+            status[tile], firings[tile], link_beats[tile] = values[0], values[1], values[2:]
+    return RtlResult(record["outputs"], firings, link_beats, cycles, record["done_cycle"], status,
+                     record.get("stalled_cycle"))
 
 
-def run_many_on_rtl(compiled_programs, *, profiles, seeds, case: str,
-                    max_cycles: int = 200_000) -> list[RtlResult]:
+def run_many_on_rtl(compiled_programs, *, profiles, seeds, case: str, max_cycles: int = 200_000,
+                    expect_stall: bool = False) -> list[RtlResult]:
     """Run several compiled programs (same fabric) in one simulation, each from reset.
 
     ``profiles`` and ``seeds`` give each run its stall profile and seed (parallel lists).
@@ -91,7 +96,7 @@ def run_many_on_rtl(compiled_programs, *, profiles, seeds, case: str,
     ports, _ = stream_ports(fabric)
     runs, layouts = [], []
     for compiled, profile, seed in zip(compiled_programs, profiles, seeds, strict=True):
-        config, layout = _run_config(compiled, profile, seed, max_cycles)
+        config, layout = _run_config(compiled, profile, seed, max_cycles, expect_stall)
         runs.append(config)
         layouts.append(layout)
     result_path = run_directory(case) / "result.jsonl"

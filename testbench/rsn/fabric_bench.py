@@ -29,7 +29,8 @@ class GatedSource(SourceDriver):
 class FabricRun:
     """The checker of a fabric bench: records what the fabric produced and when it finished."""
 
-    def __init__(self, outputs: dict[str, int], readback_words: int):
+    def __init__(self, outputs: dict[str, int], readback_words: int, expect_stall: bool = False):
+        self.expect_stall = expect_stall
         self.expected_counts = dict(outputs)
         self.outputs = {name: [] for name in outputs}
         self.readback = []
@@ -47,12 +48,18 @@ class FabricRun:
                 self.outputs[name].append(transfers[name])
         if "readback" in transfers:
             self.readback.append(transfers["readback"])
-        if self.stalled_cycle is not None:
+        if self.stalled_cycle is not None and not self.expect_stall:
             raise NoProgressError(f"the fabric's watchdog fired at cycle {cycle}: {self.progress()}")
 
+    @property
+    def finished(self) -> bool:
+        """The run is over: done, or (when a stall is the expected outcome) stalled."""
+        return self.done_cycle is not None or (self.expect_stall and self.stalled_cycle is not None)
+
     def complete(self):
-        return (self.done_cycle is not None and len(self.readback) >= self.readback_words
-                and all(len(self.outputs[name]) >= count for name, count in self.expected_counts.items()))
+        outputs_in = self.expect_stall or all(
+            len(self.outputs[name]) >= count for name, count in self.expected_counts.items())
+        return self.finished and len(self.readback) >= self.readback_words and outputs_in
 
     def progress(self):
         outputs = ", ".join(f"{name} {len(tokens)}/{self.expected_counts[name]}"
@@ -66,14 +73,15 @@ class FabricRun:
 
 def make_fabric_bench(ports, *, image: list[int], reads: list[int], readback_words: int,
                       host_inputs: dict[str, list[int]], host_outputs: dict[str, int],
-                      profile: str, seed: int) -> StreamBench:
-    """A bench for one fabric run. ``reads`` are READ packets sent after ``done``."""
+                      profile: str, seed: int, expect_stall: bool = False) -> StreamBench:
+    """A bench for one fabric run. ``reads`` are READ packets sent after ``done`` (or, with
+    ``expect_stall``, after the watchdog fires: the run that tests the watchdog)."""
     stall = PROFILES[profile]
     rng = random.Random(seed)
     by_name = {port.prefix: port for port in ports}
-    checker = FabricRun(host_outputs, readback_words)
+    checker = FabricRun(host_outputs, readback_words, expect_stall)
     sources = [GatedSource(by_name["ctrl"], image + reads, stall.idle, random.Random(rng.getrandbits(64)),
-                           gate_at=len(image), opened=lambda: checker.done_cycle is not None)]
+                           gate_at=len(image), opened=lambda: checker.finished)]
     for name, tokens in host_inputs.items():
         sources.append(SourceDriver(by_name[name], tokens, stall.idle, random.Random(rng.getrandbits(64))))
     sinks = [SinkDriver(port, stall.backpressure, random.Random(rng.getrandbits(64)))

@@ -29,11 +29,12 @@ async def fabric_run(dut, index):
     bench = make_fabric_bench(
         ports, image=run["image"], reads=run["reads"], readback_words=run["readback_words"],
         host_inputs=run["host_inputs"], host_outputs=run["host_outputs"],
-        profile=run["profile"], seed=run["seed"])
+        profile=run["profile"], seed=run["seed"], expect_stall=run.get("expect_stall", False))
     Clock(dut.clk, 10, unit="ns").start()
     cycles = await run_bench(dut, bench, run["max_cycles"])
     checker = bench.checker
     with open(os.environ["RIVULET_FABRIC_RESULT"], "a") as result:
         result.write(json.dumps({"index": index, "outputs": checker.outputs, "readback": checker.readback,
-                                 "done_cycle": checker.done_cycle, "cycles": cycles}) + "\n")
+                                 "done_cycle": checker.done_cycle, "stalled_cycle": checker.stalled_cycle,
+                                 "cycles": cycles}) + "\n")
     cocotb.log.info("run %d done at cycle %s", index, checker.done_cycle)
