@@ -10,15 +10,23 @@ from pathlib import Path
 
 from hw.catalog import CATALOG, parse_parameters
 from hw.params import ParameterError
+from rsn.checks import ProgramError
 from rsn.fabric_spec import FabricError
+from rsn.graph import GraphError
+from rsn.image import ImageError
 from rsn.isa import IsaError
+from rsn.place import PlaceError
+from rsn.program import ProgramLoadError
+from rsn.route import RouteError
 
 from .generate import generate
+from .streams import PROFILES
 
 __all__ = ["main", "USER_ERRORS"]
 
 # Errors about what the user asked for: reported as one clear line, without a traceback.
-USER_ERRORS = (ParameterError, FabricError, IsaError)
+USER_ERRORS = (ParameterError, FabricError, IsaError, ImageError, GraphError, ProgramError, PlaceError,
+               RouteError, ProgramLoadError)
 
 _EXAMPLES = """\
 examples:
@@ -126,14 +134,22 @@ def _generate_fabric(arguments) -> int:
 def _run(arguments) -> int:
     import os
 
+    from rsn.model import DeadlockError
+
     from .run_command import RunMismatch, run_program
     if arguments.waves:
         os.environ["WAVES"] = "1"
+    if arguments.profile not in PROFILES:
+        raise ParameterError(f"--profile {arguments.profile!r} is not a stall profile; "
+                             f"choose one of: {', '.join(PROFILES)}")
     try:
         run_program(arguments.program, fabric=arguments.fabric, sim=arguments.sim, seed=arguments.seed,
                     profile=arguments.profile)
     except RunMismatch as mismatch:
         print(f"rivulet: MISMATCH: {mismatch}", file=sys.stderr)
+        return 1
+    except DeadlockError as deadlock:
+        print(f"rivulet: {deadlock}", file=sys.stderr)
         return 1
     return 0
 

@@ -70,3 +70,33 @@ def test_bad_input_writes_nothing(tmp_path, capsys, argv, message):
     assert message in capsys.readouterr().err
     assert not out.exists()
     assert list(tmp_path.iterdir()) == []
+
+
+def test_run_mlp_on_the_golden_model(capsys):
+    assert main(["run", "examples/mlp.py"]) == 0
+    out = capsys.readouterr().out
+    assert "outputs equal the program's reference" in out
+    assert re.search(r"layer1\s+mac\s+48\b", out)      # 2 x 16 tokens loaded + 2 x 8 results
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["run", "no/such/program.py"], "program file no/such/program.py does not exist"),
+    (["run", "examples/mlp.py", "--profile", "sometimes"], "--profile 'sometimes' is not a stall profile"),
+    (["run", "examples/mlp.py", "--fabric", "no/such.toml"],
+     "fabric description no/such.toml does not exist"),
+])
+def test_run_refuses_bad_input(capsys, argv, message):
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_generate_fabric_writes_verilog_and_description(tmp_path):
+    assert main(["generate", "fabric", "-o", str(tmp_path)]) == 0
+    description = json.loads((tmp_path / "rivulet_fabric.json").read_text())
+    assert (description["rows"], description["cols"]) == (3, 3)
+    assert {port["name"] for port in description["host_ports"]} == {"in0", "in1", "out0", "out1"}
+    assert description["micro_ops"]["switch"][0] == {"name": "beats", "offset": 0, "width": 16,
+                                                     "signed": False}
+    text = (tmp_path / "rivulet_fabric.v").read_text()
+    for port in ("ctrl__payload", "readback__valid", "in0__ready", "out1__payload", "done", "stalled"):
+        assert re.search(rf"(input|output) (\[\d+:0\] )?{port};", text), port
