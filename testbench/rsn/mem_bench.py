@@ -12,13 +12,9 @@ import random
 from collections import deque
 from dataclasses import dataclass, field
 
-from amaranth.hdl import Value
-from amaranth.sim import Simulator
-
 from rsn.channels import Channel
 from rsn.fu_mem import CFG_DATA_BITS, STORAGE_WORDS, AffineAddresses, MemFu, MemModel
 from rsn.isa import REGISTERS, MemUop, decode, encode
-from testbench.amaranth_sim import port_values
 from testbench.streams import (
     PROFILES,
     NoProgressError,
@@ -27,10 +23,9 @@ from testbench.streams import (
     SourceDriver,
     StreamBench,
 )
-from testbench.wrappers import Clocked
 
 __all__ = ["CFG_PORTS", "CfgStep", "MemChecker", "MemBench", "random_program", "golden_run",
-           "make_mem_bench", "max_cycles_for", "run_mem_in_amaranth", "OffsetBlindMemFu",
+           "make_mem_bench", "max_cycles_for", "OffsetBlindMemFu",
            "OvercommittedMemFu", "MUTANTS"]
 
 CFG_PORTS = ("cfg__addr", "cfg__data", "cfg__write", "cfg__read", "clear")
@@ -360,41 +355,6 @@ def make_mem_bench(ports, extra, width: int, mem_depth: int, profile: str, seed:
     after = _readback_steps(golden.model, rng, sum(_words(fields) for fields in uops),
                             golden.model.finished)
     return MemBench(inner, _preload_steps(preload), after)
-
-
-# --- the Amaranth-simulator tier -------------------------------------------------------------
-
-def run_mem_in_amaranth(component, bench, *, max_cycles: int, vcd_path=None) -> int:
-    """``testbench.amaranth_sim.run_in_amaranth``, but setting ports through their raw bits.
-
-    That runner sets ports from integers, which Amaranth refuses for a port whose shape is a
-    data layout (the ``uop`` payload is a ``MemUop`` view); ``Value.cast`` gives its bits.
-    """
-    top = Clocked(component)
-    signals = {name: Value.cast(value) for name, value in port_values(top).items()}
-
-    async def testbench(ctx):
-        for name, value in bench.idle_values().items():
-            ctx.set(signals[name], value)
-        for cycle in range(max_cycles):
-            for name, value in bench.drive(cycle).items():
-                ctx.set(signals[name], value)
-            bench.observe(cycle, {name: ctx.get(signals[name]) for name in bench.sampled})
-            await ctx.tick()
-            if bench.finished:
-                return
-        raise bench.no_progress(max_cycles)
-
-    simulator = Simulator(top)
-    simulator.add_clock(1e-8)
-    simulator.add_testbench(testbench)
-    if vcd_path is None:
-        simulator.run()
-    else:
-        with simulator.write_vcd(str(vcd_path)):
-            simulator.run()
-    bench.checker.finish()
-    return bench.cycles
 
 
 # --- a broken memory the scoreboard must catch -------------------------------------------------

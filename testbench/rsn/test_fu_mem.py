@@ -26,13 +26,13 @@ from rsn.fu_mem import (
     affine_addresses,
 )
 from rsn.isa import MemUop, encode
-from testbench.amaranth_sim import port_values
+from testbench.amaranth_sim import port_values, run_in_amaranth
 from testbench.seeds import base_seed, seeds_for
 from testbench.streams import PROFILES, ScoreboardError, stream_ports
 from testbench.verilator import build_design, run_cocotb, run_directory
 from testbench.wrappers import Clocked
 
-from .mem_bench import MUTANTS, make_mem_bench, max_cycles_for, run_mem_in_amaranth
+from .mem_bench import MUTANTS, make_mem_bench, max_cycles_for
 
 SIM_CONFIGS = [{"width": 32, "mem_depth": 64}, {"width": 8, "mem_depth": 16},
                {"width": 48, "mem_depth": 256}]
@@ -50,7 +50,7 @@ def run_scenario(component_class, config: dict, profile: str, seed: int, **optio
     ports, extra = stream_ports(component)
     bench = make_mem_bench(ports, extra, config["width"], config["mem_depth"], profile, seed,
                            **options)
-    run_mem_in_amaranth(component, bench, max_cycles=max_cycles_for(config["mem_depth"], WORDS))
+    run_in_amaranth(component, bench, max_cycles=max_cycles_for(config["mem_depth"], WORDS))
     return bench
 
 
