@@ -30,6 +30,7 @@ class RtlResult:
     cycles: int             # the fabric's own cycle counter at the end (since START)
     done_cycle: int | None  # bench cycle at which `done` rose
     status: dict[tuple[int, int], int]      # tile status registers (bit 2: stalled per watchdog)
+    stalls: dict[tuple[int, int], int]      # FU cycles busy without moving a token (timing: RTL only)
     stalled_cycle: int | None = None        # bench cycle at which the watchdog fired
 
 
@@ -38,7 +39,7 @@ def counter_reads(spec, tiles) -> tuple[list[int], list[tuple]]:
     words, layout = [], []
     for tile in tiles:
         outputs = 4 + FU_KINDS[spec.kind(tile)].n_in
-        addresses = [REGISTERS["status"], REGISTERS["firings"]]
+        addresses = [REGISTERS["status"], REGISTERS["firings"], REGISTERS["stalls"]]
         addresses += [REGISTERS["link_beats"] + k for k in range(outputs)]
         words += read_packet(tile, addresses)
         layout.append((tile, len(addresses)))
@@ -71,15 +72,16 @@ def _run_config(compiled, profile: str, seed: int, max_cycles: int,
 
 def _result(record: dict, layout) -> RtlResult:
     words = iter(record["readback"])
-    firings, link_beats, status, cycles = {}, {}, {}, 0
+    firings, link_beats, status, stalls, cycles = {}, {}, {}, {}, 0
     for tile, count in layout:
         values = [next(words) for _ in range(count)]
         if tile is None:
             cycles = values[0]
         else:
-            status[tile], firings[tile], link_beats[tile] = values[0], values[1], values[2:]
+            status[tile], firings[tile], stalls[tile] = values[:3]
+            link_beats[tile] = values[3:]
     return RtlResult(record["outputs"], firings, link_beats, cycles, record["done_cycle"], status,
-                     record.get("stalled_cycle"))
+                     stalls, record.get("stalled_cycle"))
 
 
 def run_many_on_rtl(compiled_programs, *, profiles, seeds, case: str, max_cycles: int = 200_000,

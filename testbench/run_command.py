@@ -26,14 +26,17 @@ def _compare(what: str, got: dict, expected: dict):
                               f"({len(produced)} vs {len(tokens)} tokens)")
 
 
-def _report_units(compiled, firings, link_beats, say):
+def _report_units(compiled, firings, link_beats, say, stalls=None):
+    """One line per used tile; stalls are timing, known only from the RTL."""
     placement = compiled.routing.placement.tiles
     names = {tile: name for name, tile in placement.items() if not compiled.program.graph.nodes[name].is_host}
-    say(f"   {'tile':<8} {'node':<14} {'kind':<5} {'firings':>8}   link beats (outputs N E S W, FU inputs)")
+    say(f"   {'tile':<8} {'node':<14} {'kind':<5} {'firings':>8} {'stalls':>7}   "
+        f"link beats (outputs N E S W, FU inputs)")
     for tile in sorted(set(compiled.routing.switch_uops) | set(compiled.routing.fu_uops)):
         beats = " ".join(str(value) for value in link_beats.get(tile, []))
+        stall = "-" if stalls is None else str(stalls.get(tile, 0))
         say(f"   {str(list(tile)):<8} {names.get(tile, '-'):<14} {compiled.spec.kind(tile):<5} "
-            f"{firings.get(tile, 0):>8}   {beats}")
+            f"{firings.get(tile, 0):>8} {stall:>7}   {beats}")
 
 
 def run_program(path, *, fabric=None, sim: str = "model", seed: int = 1, profile: str = "random_stall_50",
@@ -67,7 +70,7 @@ def run_program(path, *, fabric=None, sim: str = "model", seed: int = 1, profile
         if program.expected is not None:
             _compare("RTL vs reference", rtl.outputs, program.expected)
             say("   outputs equal the program's reference")
-        _report_units(compiled, rtl.firings, rtl.link_beats, say)
+        _report_units(compiled, rtl.firings, rtl.link_beats, say, rtl.stalls)
     if "model" in results and "rtl" in results:
         model, rtl = results["model"], results["rtl"]
         _compare("RTL vs golden model", rtl.outputs, model.outputs)
