@@ -51,7 +51,8 @@ class Switch(wiring.Component):
     ``i[k].ready`` is a function of registers only (the route registers, the delivered bits and
     the skid buffers' registered readies); ``o[j]`` comes from flip-flops.
 
-    Status: ``busy`` is "an output has a route, or a micro-op waits on ``uop``"; ``progress`` is
+    Status: ``busy`` is "an output has a route, a micro-op waits on ``uop``, or a token waits in
+    an output buffer"; ``progress`` is
     "a token entered an output buffer or left the switch in this cycle" (combinational, for the
     watchdog). ``finished`` rises two cycles after the take that ends the last route of an issued
     ``last`` micro-op (routes of all issued ``last`` micro-ops count together; a ``last``
@@ -201,7 +202,9 @@ class Switch(wiring.Component):
             m.d.sync += self.finished.eq(1)
 
         m.d.comb += [
-            self.busy.eq(routes.active.any() | self.uop.valid),
+            # A token still waiting in an output buffer keeps the switch busy: without it `done`
+            # rose while a back-pressured host had yet to take the last tokens.
+            self.busy.eq(routes.active.any() | self.uop.valid | Cat(port.valid for port in self.o).any()),
             self.progress.eq(routes.take.any() | moved_out.any()),
         ]
 

@@ -8,7 +8,14 @@ host output ports and ``readback`` see random back-pressure.
 
 import random
 
-from testbench.streams import PROFILES, NoProgressError, SinkDriver, SourceDriver, StreamBench
+from testbench.streams import (
+    PROFILES,
+    NoProgressError,
+    ScoreboardError,
+    SinkDriver,
+    SourceDriver,
+    StreamBench,
+)
 
 __all__ = ["GatedSource", "FabricRun", "make_fabric_bench"]
 
@@ -39,15 +46,19 @@ class FabricRun:
         self.stalled_cycle = None
 
     def on_cycle(self, cycle, sample, transfers):
-        if sample["done"] and self.done_cycle is None:
-            self.done_cycle = cycle
-        if sample["stalled"] and self.stalled_cycle is None:
-            self.stalled_cycle = cycle
         for name in self.outputs:
             if name in transfers:
                 self.outputs[name].append(transfers[name])
         if "readback" in transfers:
             self.readback.append(transfers["readback"])
+        if sample["done"] and self.done_cycle is None:
+            self.done_cycle = cycle
+            short = {name: f"{len(self.outputs[name])}/{count}"
+                     for name, count in self.expected_counts.items() if len(self.outputs[name]) < count}
+            if short:
+                raise ScoreboardError(f"done rose at cycle {cycle} before the host had every token: {short}")
+        if sample["stalled"] and self.stalled_cycle is None:
+            self.stalled_cycle = cycle
         if self.stalled_cycle is not None and not self.expect_stall:
             raise NoProgressError(f"the fabric's watchdog fired at cycle {cycle}: {self.progress()}")
 
