@@ -104,7 +104,9 @@ class Tile(wiring.Component):
                 m.d.sync += stalled.eq(1)
         self._switch_used, self._fu_used, self._stalled = switch_used, fu_used, stalled
         m.d.comb += [
-            self.busy.eq(switch.busy | fu.busy | (switch_uops.level != 0) | (fu_uops.level != 0)),
+            # Micro-ops still leaving the expanders count too: `done` must not rise between them.
+            self.busy.eq(switch.busy | fu.busy | (switch_uops.level != 0) | (fu_uops.level != 0)
+                         | control.switch_uop.valid | control.fu_uop.valid),
             self.progress.eq(switch.progress),
             self.used.eq(switch_used | fu_used),
             self.finished.eq((~switch_used | switch.finished) & (~fu_used | fu.finished)),

@@ -23,5 +23,5 @@ def base_seed() -> int:
 
 def seeds_for(test_name: str, count: int = 3) -> list[int]:
     """``count`` seeds for one test, fixed by the base seed and the test's name."""
-    digest = hashlib.sha256(f"{base_seed()}:{test_name}".encode()).digest()
-    return [int.from_bytes(digest[4 * k:4 * k + 4], "little") for k in range(count)]
+    return [int.from_bytes(hashlib.sha256(f"{base_seed()}:{test_name}:{k}".encode()).digest()[:4],
+                           "little") for k in range(count)]
