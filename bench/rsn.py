@@ -390,10 +390,13 @@ def critical_path(report_path: Path, netlist: Path) -> dict:
 
 
 # Parts of a fabric, by the hierarchical name of the register a path ends in (first match wins).
+# Yosys keeps one name per net, and a FU's output register is often named after the switch input
+# it drives (``tile_R_C.switch.i__4__payload``, or ``tile_R_C.i__4__payload``): switch inputs 4 and
+# up are FU outputs, so those names count as FU datapath; inputs 0-3 are the neighbours' switches.
 FABRIC_REGIONS = (
-    ("FU datapaths", r"^tile_\d+_\d+\.fu\."),
+    ("FU datapaths", r"^tile_\d+_\d+\.(fu\.|(switch\.)?i__[4-9]__)"),
     ("FU input queues", r"^tile_\d+_\d+\.fu_in\d+_queue\."),
-    ("switches", r"^tile_\d+_\d+\.switch\."),
+    ("switches", r"^tile_\d+_\d+\.(switch\.|i__[0-3]__)"),
     ("micro-op queues", r"^tile_\d+_\d+\.(switch|fu)_uops\."),
     ("tile control and registers", r"^tile_\d+_\d+\."),
     ("fabric top: dispenser, done, watchdog", r""),
