@@ -9,43 +9,15 @@ counter and link beat counters and the global cycle counter through the control 
 import dataclasses
 import hashlib
 import json
-from dataclasses import astuple, dataclass
+from dataclasses import astuple
 
-from rsn.assemble import read_packet
 from rsn.fabric import Fabric
-from rsn.fu_kinds import FU_KINDS
-from rsn.isa import GLOBAL_REGISTERS, REGISTERS
+from rsn.readout import RtlResult, counter_reads, parse_readback, used_tiles
 
 from .streams import stream_ports
 from .verilator import build_design, run_cocotb, run_directory
 
 __all__ = ["RtlResult", "run_on_rtl", "run_many_on_rtl", "counter_reads"]
-
-
-@dataclass
-class RtlResult:
-    outputs: dict[str, list[int]]
-    firings: dict[tuple[int, int], int]
-    link_beats: dict[tuple[int, int], list[int]]
-    cycles: int             # the fabric's own cycle counter at the end (since START)
-    done_cycle: int | None  # bench cycle at which `done` rose
-    status: dict[tuple[int, int], int]      # tile status registers (bit 2: stalled per watchdog)
-    stalls: dict[tuple[int, int], int]      # FU cycles busy without moving a token (timing: RTL only)
-    stalled_cycle: int | None = None        # bench cycle at which the watchdog fired
-
-
-def counter_reads(spec, tiles) -> tuple[list[int], list[tuple]]:
-    """READ packets for the counters of ``tiles`` and the global cycle counter, and their layout."""
-    words, layout = [], []
-    for tile in tiles:
-        outputs = 4 + FU_KINDS[spec.kind(tile)].n_in
-        addresses = [REGISTERS["status"], REGISTERS["firings"], REGISTERS["stalls"]]
-        addresses += [REGISTERS["link_beats"] + k for k in range(outputs)]
-        words += read_packet(tile, addresses)
-        layout.append((tile, len(addresses)))
-    words += read_packet(None, [GLOBAL_REGISTERS["cycles"]])
-    layout.append((None, 1))
-    return words, layout
 
 
 def _hardware(spec):
@@ -59,8 +31,7 @@ def _fabric_key(spec) -> str:
 
 def _run_config(compiled, profile: str, seed: int, max_cycles: int,
                 expect_stall: bool = False) -> tuple[dict, list]:
-    tiles = sorted(set(compiled.routing.switch_uops) | set(compiled.routing.fu_uops))
-    reads, layout = counter_reads(compiled.spec, tiles)
+    reads, layout = counter_reads(compiled.spec, used_tiles(compiled))
     config = {
         "name": compiled.program.name, "image": compiled.image, "reads": reads,
         "readback_words": sum(count for _, count in layout),
@@ -71,17 +42,8 @@ def _run_config(compiled, profile: str, seed: int, max_cycles: int,
 
 
 def _result(record: dict, layout) -> RtlResult:
-    words = iter(record["readback"])
-    firings, link_beats, status, stalls, cycles = {}, {}, {}, {}, 0
-    for tile, count in layout:
-        values = [next(words) for _ in range(count)]
-        if tile is None:
-            cycles = values[0]
-        else:
-            status[tile], firings[tile], stalls[tile] = values[:3]
-            link_beats[tile] = values[3:]
-    return RtlResult(record["outputs"], firings, link_beats, cycles, record["done_cycle"], status,
-                     stalls, record.get("stalled_cycle"))
+    return parse_readback(record["outputs"], record["readback"], layout,
+                          done_cycle=record["done_cycle"], stalled_cycle=record.get("stalled_cycle"))
 
 
 def run_many_on_rtl(compiled_programs, *, profiles, seeds, case: str, max_cycles: int = 200_000,

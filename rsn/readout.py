@@ -1,0 +1,59 @@
+"""What a host reads back after a run: the counter READ packets and their parsing.
+
+Shared by every host of the fabric (the simulation harness, the UART host link), so that a
+result means the same thing whichever way it was read.
+"""
+
+from dataclasses import dataclass
+
+from .assemble import read_packet
+from .fu_kinds import FU_KINDS
+from .isa import GLOBAL_REGISTERS, REGISTERS
+
+__all__ = ["RtlResult", "counter_reads", "used_tiles", "parse_readback"]
+
+
+@dataclass
+class RtlResult:
+    outputs: dict[str, list[int]]
+    firings: dict[tuple[int, int], int]
+    link_beats: dict[tuple[int, int], list[int]]
+    cycles: int             # the fabric's own cycle counter at the end (since START)
+    done_cycle: int | None  # bench cycle at which `done` rose (None where the host cannot see it)
+    status: dict[tuple[int, int], int]      # tile status registers (bit 2: stalled per watchdog)
+    stalls: dict[tuple[int, int], int]      # FU cycles busy without moving a token (timing: RTL only)
+    stalled_cycle: int | None = None        # bench cycle at which the watchdog fired
+
+
+def used_tiles(compiled) -> list[tuple[int, int]]:
+    """The tiles a compiled program gives micro-ops to: the ones whose counters mean something."""
+    return sorted(set(compiled.routing.switch_uops) | set(compiled.routing.fu_uops))
+
+
+def counter_reads(spec, tiles) -> tuple[list[int], list[tuple]]:
+    """READ packets for the counters of ``tiles`` and the global cycle counter, and their layout."""
+    words, layout = [], []
+    for tile in tiles:
+        outputs = 4 + FU_KINDS[spec.kind(tile)].n_in
+        addresses = [REGISTERS["status"], REGISTERS["firings"], REGISTERS["stalls"]]
+        addresses += [REGISTERS["link_beats"] + k for k in range(outputs)]
+        words += read_packet(tile, addresses)
+        layout.append((tile, len(addresses)))
+    words += read_packet(None, [GLOBAL_REGISTERS["cycles"]])
+    layout.append((None, 1))
+    return words, layout
+
+
+def parse_readback(outputs: dict[str, list[int]], readback: list[int], layout, *,
+                   done_cycle: int | None = None, stalled_cycle: int | None = None) -> RtlResult:
+    """An :class:`RtlResult` from the host outputs and the words read back for ``layout``."""
+    words = iter(readback)
+    firings, link_beats, status, stalls, cycles = {}, {}, {}, {}, 0
+    for tile, count in layout:
+        values = [next(words) for _ in range(count)]
+        if tile is None:
+            cycles = values[0]
+        else:
+            status[tile], firings[tile], stalls[tile] = values[:3]
+            link_beats[tile] = values[3:]
+    return RtlResult(outputs, firings, link_beats, cycles, done_cycle, status, stalls, stalled_cycle)
