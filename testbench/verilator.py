@@ -60,8 +60,12 @@ def _safe_name(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.=-]+", "_", text).strip("_")
 
 
-def build_design(key: str, component) -> VerilatedDesign:
-    """Convert ``component`` (wrapped to have a clock) and build it with Verilator, once."""
+def build_design(key: str, component, *, wrap: bool = True) -> VerilatedDesign:
+    """Convert ``component`` (wrapped to have a clock) and build it with Verilator, once.
+
+    ``wrap=False`` converts the component as it is, for a top with its own clock domain and
+    plain pins (a board top).
+    """
     from cocotb_tools.runner import get_runner
 
     use_tool_environment()
@@ -69,7 +73,7 @@ def build_design(key: str, component) -> VerilatedDesign:
     key = _safe_name(key) + ("-waves" if waves else "")
     build_dir = SIM_ROOT / key
     SIM_ROOT.mkdir(parents=True, exist_ok=True)
-    text = verilog.convert(Clocked(component), name="top", emit_src=False)
+    text = verilog.convert(Clocked(component) if wrap else component, name="top", emit_src=False)
     digest = hashlib.sha256(text.encode()).hexdigest()
     with open(SIM_ROOT / f"{key}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
