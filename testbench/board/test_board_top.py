@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """The Verilated board top driven over its UART pins by the host driver (board/host.py):
 programs load, run and read back the same results as the golden model."""
 
@@ -13,6 +14,22 @@ from testbench.seeds import seeds_for
 from testbench.verilator import build_design, run_cocotb, run_directory
 
 SHAPES = ["two_lanes", "write_then_read", "pass_through"]
+
+
+@pytest.mark.parametrize(("clock_hz", "baud", "match"), [
+    (1_000_000, 115_200, r"clock_hz=1000000 and baud=115200.*3\.5%"),
+    (300_000, 115_200, r"clock_hz=300000 and baud=115200.*at least 4"),
+    (0, 115_200, r"clock_hz=0"),
+])
+def test_board_top_refuses_a_bad_baud_rate(clock_hz, baud, match):
+    with pytest.raises(ValueError, match=match):
+        BoardTop(board_spec(), clock_hz=clock_hz, baud=baud)
+
+
+@pytest.mark.parametrize(("clock_hz", "baud", "divisor"), [
+    (12_000_000, 115_200, 104), (25_000_000, 115_200, 217), (SIM_CLOCK_HZ, SIM_BAUD, 8)])
+def test_board_top_divisor(clock_hz, baud, divisor):
+    assert BoardTop(board_spec(), clock_hz=clock_hz, baud=baud).clocks_per_bit == divisor
 
 
 @pytest.mark.verilator
