@@ -10,13 +10,15 @@ JOBS   ?= auto
 
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: all install demo test lint formal bench clean distclean help
+.PHONY: all install demo test lint formal bench bitstream clean distclean help
 all: demo
 
 help:
 	@echo "make demo      set up .venv and run the main job"
 	@echo "make test      lint and run the whole suite (cocotb+Verilator, Amaranth sim, formal)"
 	@echo "make bench     FPGA area/Fmax and throughput benchmarks -> bench/results/"
+	@echo "make bitstream BOARD=icebreaker|ulx3s-25f|ulx3s-85f [FABRIC=file.toml]"
+	@echo "               fabric + UART bridge -> build/boards/BOARD/top.bin|.bit and report.txt"
 	@echo "make clean     remove build outputs (keeps .venv)"
 
 $(STAMP): pyproject.toml
@@ -42,6 +44,13 @@ formal: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m bench.run
+
+BOARD  ?=
+FABRIC ?=
+bitstream: $(STAMP)
+	@test -n "$(BOARD)" || { echo "make bitstream: say which board, e.g. make bitstream BOARD=icebreaker" \
+		"(boards: icebreaker, ulx3s-25f, ulx3s-85f)"; exit 2; }
+	$(BIN)/rivulet build --board $(BOARD) $(if $(FABRIC),--fabric $(FABRIC))
 
 clean:
 	rm -rf build .pytest_cache .ruff_cache

