@@ -26,7 +26,6 @@ PERIOD_NS = 10
 
 async def _reset(dut):
     """Line idle, then the reset button, held long enough to pass its synchroniser."""
-    Clock(dut.clk, PERIOD_NS, unit="ns").start()
     dut.uart_rx.value = 1
     dut.reset_button.value = 1
     await ClockCycles(dut.clk, 8)
@@ -44,6 +43,7 @@ async def board_run(dut, index):
     run = CONFIG["runs"][index]
     compiled = board_program(run["shape"], run["program_seed"])
     cocotb.log.info("run %d: %s, idle seed %d", index, compiled.program.name, run["idle_seed"])
+    Clock(dut.clk, PERIOD_NS, unit="ns").start()
     await _reset(dut)
     transport = CocotbUartTransport(dut.clk, dut.uart_rx, dut.uart_tx, CONFIG["clocks_per_bit"],
                                     rng=random.Random(run["idle_seed"]), idle=run["idle"],
@@ -55,6 +55,8 @@ async def board_run(dut, index):
     transport.stop()
     assert transport.framing_errors == 0, "the board sent a frame with a low stop bit"
     assert link.status is not None and link.status.done and not link.status.link_error
+    leds = int(dut.led.value)
+    assert leds & 0b11 == 0b01, f"LEDs {leds:05b}: done should be lit, stalled/link error not"
     with open(os.environ["RIVULET_BOARD_RESULT"], "a") as out:
         out.write(json.dumps({
             "index": index, "outputs": result.outputs,
@@ -80,7 +82,9 @@ async def _status_despite_error(link):
 
 @cocotb.test()
 async def unknown_channel_is_a_link_error(dut):
-    """A frame byte the protocol does not define lights the link error: the host hears of it."""
+    """A frame byte the protocol does not define lights the link error: the host hears of it,
+    LED 1 shows it, and only the reset button clears it."""
+    Clock(dut.clk, PERIOD_NS, unit="ns").start()
     await _reset(dut)
     transport = CocotbUartTransport(dut.clk, dut.uart_rx, dut.uart_tx, CONFIG["clocks_per_bit"],
                                     timeout_cycles=20_000)
@@ -97,4 +101,14 @@ async def unknown_channel_is_a_link_error(dut):
     assert link.status.link_error and "link error" in str(raised)
     status = await _status_despite_error(link)
     assert status.link_error, "the link error is sticky"
+    assert int(dut.led.value) & 0b10, "LED 1 shows the link error"
+    transport.stop()
+
+    await _reset(dut)           # the reset button clears it
+    transport = CocotbUartTransport(dut.clk, dut.uart_rx, dut.uart_tx, CONFIG["clocks_per_bit"],
+                                    timeout_cycles=20_000)
+    link = HostLink(transport, board_spec())
+    status = await link.request_status()
+    assert not status.link_error, "the reset button clears the link error"
+    assert not int(dut.led.value) & 0b10
     transport.stop()
