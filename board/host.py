@@ -67,7 +67,8 @@ class Transport(Protocol):
 
 
 class SerialTransport:
-    """A real board on a serial port, through pyserial (imported only when used)."""
+    """A real board on a serial port, through pyserial (imported only when used). ``port`` is a
+    device name or a pyserial URL (``loop://`` loops back, for tests)."""
 
     def __init__(self, port: str, baud: int = 115_200, *, timeout: float = 2.0):
         try:
@@ -76,7 +77,8 @@ class SerialTransport:
             raise ImportError("SerialTransport needs pyserial (pip install pyserial)") from error
         self.port, self.baud, self.timeout = port, baud, timeout
         try:
-            self._serial = serial.Serial(port, baud, timeout=timeout, write_timeout=timeout)
+            self._serial = serial.serial_for_url(port, baudrate=baud, timeout=timeout,
+                                                 write_timeout=timeout)
         except serial.SerialException as error:
             raise OSError(f"cannot open serial port {port} at {baud} baud: {error}") from error
         self._serial.reset_input_buffer()
