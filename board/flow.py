@@ -28,7 +28,8 @@ from .boards import Board
 from .top import BoardTop
 
 __all__ = ["FlowError", "ToolMissingError", "ToolFailedError", "FitError", "TimingError",
-           "BuildReport", "build_bitstream", "netlist_resources", "REPOSITORY"]
+           "BuildReport", "build_bitstream", "write_top", "synthesise", "netlist_resources",
+           "check_fit", "REPOSITORY"]
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 BUILD_ROOT = REPOSITORY / "build" / "boards"
@@ -111,32 +112,37 @@ class BuildReport:
 
 def build_bitstream(board: Board, spec: FabricSpec, *, fabric_name: str = "fabric",
                     directory: Path | None = None, allow_timing_fail: bool = False, seed: int = 1,
-                    baud: int = 115_200, log=print) -> BuildReport:
-    """Run the whole flow for ``spec`` on ``board``; see the module docstring."""
+                    baud: int = 115_200, log=print, synthesised: dict | None = None) -> BuildReport:
+    """Run the whole flow for ``spec`` on ``board``; see the module docstring.
+
+    ``synthesised``: the resources :func:`synthesise` returned for this very fabric in
+    ``directory``, to start at placement (the benchmark's fit search has synthesised already).
+    """
     directory = Path(directory) if directory else BUILD_ROOT / board.name
     directory.mkdir(parents=True, exist_ok=True)
     tools = _find_tools(board)
     seconds = {}
 
     started = time.monotonic()
+    if synthesised is not None:
+        return _place_route_pack(board, directory, tools, synthesised, fabric_name, seed,
+                                 allow_timing_fail, seconds, log)
     log(f"[1/4] Verilog: {fabric_name} ({spec.rows}x{spec.cols}, {spec.data_width}-bit) with the UART "
         f"bridge at {baud} baud, for {board.description}")
-    top = BoardTop(spec, clock_hz=board.clock_hz, baud=baud, n_leds=board.n_leds,
-                   button_active_low=board.button_active_low, leds_active_low=board.leds_active_low)
-    # src attributes stay: nextpnr's critical path then points back at Python lines.
-    (directory / "top.v").write_text(verilog.convert(top, name="top", emit_src=True))
+    write_top(board, spec, directory, baud=baud)
     seconds["verilog"] = time.monotonic() - started
 
     started = time.monotonic()
     log("[2/4] synthesis (yosys)")
-    synth = f"synth_{board.family}" + (" -dsp" if board.family == "ice40" else "")
-    (directory / "synth.ys").write_text(
-        f"read_verilog top.v\n{synth} -top top -json top.json\ntee -q -o stat.txt stat\n")
-    _run([tools["yosys"], "-q", "-l", "yosys.log", "synth.ys"], directory, "yosys.log", "synthesis", log)
+    resources = synthesise(board, directory, tools, log)
     seconds["synthesis"] = time.monotonic() - started
-    resources = netlist_resources(directory / "top.json", board.family)
-    _check_fit(board, resources, fabric_name)
+    check_fit(board, resources, fabric_name)
+    return _place_route_pack(board, directory, tools, resources, fabric_name, seed, allow_timing_fail,
+                             seconds, log)
 
+
+def _place_route_pack(board, directory, tools, resources, fabric_name, seed, allow_timing_fail,
+                      seconds, log) -> BuildReport:
     started = time.monotonic()
     log(f"[3/4] place and route (nextpnr-{board.family}, {board.clock_mhz:g} MHz clock, seed {seed})")
     nextpnr, packer = tools["pnr"], tools["pack"]
@@ -181,6 +187,26 @@ def build_bitstream(board: Board, spec: FabricSpec, *, fabric_name: str = "fabri
     return build
 
 
+def write_top(board: Board, spec: FabricSpec, directory: Path, *, baud: int = 115_200) -> Path:
+    """The board top's Verilog, ``directory/top.v``. Its src attributes stay: nextpnr's critical
+    path then points back at Python lines."""
+    top = BoardTop(spec, clock_hz=board.clock_hz, baud=baud, n_leds=board.n_leds,
+                   button_active_low=board.button_active_low, leds_active_low=board.leds_active_low)
+    path = Path(directory) / "top.v"
+    path.write_text(verilog.convert(top, name="top", emit_src=True))
+    return path
+
+
+def synthesise(board: Board, directory: Path, tools: dict | None = None, log=print) -> dict[str, int]:
+    """yosys on ``directory/top.v`` into ``top.json``; the netlist's LUT/FF/BRAM/DSP counts."""
+    tools = tools or _find_tools(board)
+    synth = f"synth_{board.family}" + (" -dsp" if board.family == "ice40" else "")
+    (directory / "synth.ys").write_text(
+        f"read_verilog top.v\n{synth} -top top -json top.json\ntee -q -o stat.txt stat\n")
+    _run([tools["yosys"], "-q", "-l", "yosys.log", "synth.ys"], directory, "yosys.log", "synthesis", log)
+    return netlist_resources(directory / "top.json", board.family)
+
+
 def netlist_resources(netlist: Path, family: str) -> dict[str, int]:
     """LUT, FF, BRAM and DSP counts of the flattened ``top`` in a yosys JSON netlist."""
     module = json.loads(Path(netlist).read_text())["modules"]["top"]
@@ -194,7 +220,7 @@ def netlist_resources(netlist: Path, family: str) -> dict[str, int]:
     return counts
 
 
-def _check_fit(board: Board, resources: dict[str, int], fabric_name: str) -> None:
+def check_fit(board: Board, resources: dict[str, int], fabric_name: str) -> None:
     over = [f"{name} {used} of {board.capacity[name]}" for name, used in resources.items()
             if used > board.capacity[name]]
     if over:

@@ -73,7 +73,7 @@ def test_a_fabric_that_does_not_fit_names_board_resource_and_numbers(tmp_path):
     resources = flow.netlist_resources(netlist, "ice40")
     assert resources == {"LUT": 6000, "FF": 0, "BRAM": 12, "DSP": 0}
     with pytest.raises(flow.FitError, match=r"does not fit the icebreaker .*needs LUT 6000 of 5280") as error:
-        flow._check_fit(BOARDS["icebreaker"], resources, "big.toml")
+        flow.check_fit(BOARDS["icebreaker"], resources, "big.toml")
     assert "BRAM" not in str(error.value), "only the resources over the limit are named"
 
 
