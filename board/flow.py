@@ -146,7 +146,10 @@ def _place_route_pack(board, directory, tools, resources, fabric_name, seed, all
     started = time.monotonic()
     log(f"[3/4] place and route (nextpnr-{board.family}, {board.clock_mhz:g} MHz clock, seed {seed})")
     nextpnr, packer = tools["pnr"], tools["pack"]
-    constraints = ("--pcf" if board.family == "ice40" else "--lpf", str(board.constraints_path))
+    # A copy beside the netlist, named relatively: the WebAssembly tools see only some of the host's
+    # file system, and the build directory is always within it.
+    shutil.copyfile(board.constraints_path, directory / board.constraints)
+    constraints = ("--pcf" if board.family == "ice40" else "--lpf", board.constraints)
     routed = ("--asc", "top.asc") if board.family == "ice40" else ("--textcfg", "top.config")
     command = [nextpnr, *board.device_flags, "--package", board.package, *constraints,
                "--json", "top.json", *routed, "--freq", f"{board.clock_mhz:g}", "--seed", str(seed),
