@@ -86,8 +86,12 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("program", type=Path, metavar="PROGRAM", help="program file, e.g. examples/mlp.py")
     run.add_argument("--fabric", type=Path, metavar="FILE.toml",
                      help="fabric description (default: examples/fabrics/default.toml)")
-    run.add_argument("--sim", choices=("model", "rtl", "both"), default="model",
-                     help="where to run: golden model, Verilated RTL, or both compared (default: model)")
+    run.add_argument("--sim", choices=("model", "rtl", "both", "board"), default="model",
+                     help="where to run: golden model, Verilated RTL, both compared, or a real board "
+                          "built by `rivulet build` on the serial port --port (default: model)")
+    run.add_argument("--port", metavar="PORT",
+                     help="serial port of the board for --sim board, e.g. /dev/ttyUSB1 (pyserial URLs work)")
+    run.add_argument("--baud", type=int, default=115_200, help="the board's UART baud rate (default: 115200)")
     run.add_argument("--seed", type=int, default=1, help="seed for placement and stall patterns")
     run.add_argument("--profile", default="random_stall_50",
                      help="host-port stall profile for the RTL run (default: random_stall_50)")
@@ -164,15 +168,26 @@ def _run(arguments) -> int:
         raise ParameterError(f"--profile {arguments.profile!r} is not a stall profile; "
                              f"choose one of: {', '.join(PROFILES)}")
     try:
+        if arguments.sim == "board" and not arguments.port:
+            raise ParameterError("--sim board needs --port, the board's serial port (e.g. /dev/ttyUSB1)")
         run_program(arguments.program, fabric=arguments.fabric, sim=arguments.sim, seed=arguments.seed,
-                    profile=arguments.profile)
+                    profile=arguments.profile, port=arguments.port, baud=arguments.baud)
     except RunMismatch as mismatch:
         print(f"rivulet: MISMATCH: {mismatch}", file=sys.stderr)
         return 1
     except DeadlockError as deadlock:
         print(f"rivulet: {deadlock}", file=sys.stderr)
         return 1
+    except _board_errors() as error:
+        print(f"rivulet: board: {error}", file=sys.stderr)
+        return 1
     return 0
+
+
+def _board_errors() -> tuple:
+    """What a real board can report: a port that will not open, silence, a stall, a link error."""
+    from board.host import BoardProtocolError, FabricStalled, LinkError, TransportTimeout
+    return (OSError, TransportTimeout, LinkError, FabricStalled, BoardProtocolError)
 
 
 def _build(arguments) -> int:

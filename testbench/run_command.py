@@ -40,7 +40,7 @@ def _report_units(compiled, firings, link_beats, say, stalls=None):
 
 
 def run_program(path, *, fabric=None, sim: str = "model", seed: int = 1, profile: str = "random_stall_50",
-                say=print) -> dict:
+                say=print, port: str | None = None, baud: int = 115_200) -> dict:
     """Run the program in ``path``; raise :class:`RunMismatch` if any comparison fails."""
     spec = load_fabric(fabric or DEFAULT_FABRIC)
     program = load_program(path)
@@ -71,6 +71,12 @@ def run_program(path, *, fabric=None, sim: str = "model", seed: int = 1, profile
             _compare("RTL vs reference", rtl.outputs, program.expected)
             say("   outputs equal the program's reference")
         _report_units(compiled, rtl.firings, rtl.link_beats, say, rtl.stalls)
+    if sim == "board":
+        results["rtl"] = _run_on_board(compiled, port, baud, say)
+        if program.expected is not None:
+            _compare("board vs reference", results["rtl"].outputs, program.expected)
+            say("   outputs equal the program's reference")
+        _report_units(compiled, results["rtl"].firings, results["rtl"].link_beats, say, results["rtl"].stalls)
     if "model" in results and "rtl" in results:
         model, rtl = results["model"], results["rtl"]
         _compare("RTL vs golden model", rtl.outputs, model.outputs)
@@ -81,3 +87,21 @@ def run_program(path, *, fabric=None, sim: str = "model", seed: int = 1, profile
                                   f"({model.firings[tile]}, {model.link_beats[tile]})")
         say("== RTL and golden model agree: outputs, firings and link beats")
     return results
+
+
+def _run_on_board(compiled, port: str, baud: int, say):
+    """The same program through the UART host link of a board built by ``rivulet build``."""
+    import asyncio
+
+    from board.host import HostLink, SerialTransport
+
+    say(f"== board on {port} at {baud} baud")
+    started = time.monotonic()
+
+    async def run():
+        with SerialTransport(port, baud) as transport:
+            return await HostLink(transport, compiled.spec).run_program(compiled)
+
+    result = asyncio.run(run())
+    say(f"   done after {result.cycles} fabric cycles ({time.monotonic() - started:.1f} s wall)")
+    return result

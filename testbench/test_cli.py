@@ -13,7 +13,12 @@ def test_help_names_every_command(capsys):
         main(["--help"])
     assert exited.value.code == 0
     out = capsys.readouterr().out
-    assert "generate" in out and "list" in out and "examples:" in out
+    assert "generate" in out and "list" in out and "build" in out and "examples:" in out
+
+
+def test_run_on_a_board_that_is_not_there_says_so(capsys):
+    assert main(["run", "examples/mlp.py", "--sim", "board", "--port", "/dev/no-such-board"]) == 1
+    assert "cannot open serial port /dev/no-such-board" in capsys.readouterr().err
 
 
 def test_generate_help_is_useful_on_its_own(capsys):
@@ -83,6 +88,9 @@ def test_run_mlp_on_the_golden_model(capsys):
     (["run", "no/such/program.py"], "program file no/such/program.py does not exist"),
     (["run", "examples/mlp.py", "--profile", "sometimes"], "--profile 'sometimes' is not a stall profile"),
     (["run", "examples/mlp.py", "--fabric", "no/such.toml"],
+     "fabric description no/such.toml does not exist"),
+    (["run", "examples/mlp.py", "--sim", "board"], "--sim board needs --port"),
+    (["build", "--board", "icebreaker", "--fabric", "no/such.toml"],
      "fabric description no/such.toml does not exist"),
 ])
 def test_run_refuses_bad_input(capsys, argv, message):
