@@ -768,4 +768,67 @@ def _footer(meta: dict) -> list[str]:
         f"{' (with uncommitted changes)' if meta['git_tracked_changes'] else ''}; "
         f"{meta['date']}; {tools} ({meta['tools']['yosys']}); "
         f"wall time {meta['wall_time_s']:.0f} s with {meta['workers']} workers.",
-    ]
+    ] + [f"Re-run with `python -m bench.rsn`: {', '.join(run['parts'])} at git {run['git_revision']}"
+         f"{' (with uncommitted changes)' if run['git_tracked_changes'] else ''}; {run['date']}; "
+         f"wall time {run['wall_time_s']:.0f} s with {run['workers']} worker(s)."
+         for run in meta.get("reruns", [])]
+
+
+# ---------------------------------------------------------------------------------------------
+# Re-running some parts
+
+
+def run_parts(argv=None) -> dict:
+    """``python -m bench.rsn --grids 2,3,4 [--switch] [--record]``: only the fabric grids asked
+    for (and the switch part with ``--switch``), written to ``build/bench/parts/``; with
+    ``--record`` they replace the same parts of ``bench/results/rsn.json`` and rsn.md is
+    rewritten, the metadata saying which parts came from which run."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m bench.rsn", description=run_parts.__doc__.split("\n")[0])
+    parser.add_argument("--grids", default="", help="fabric sizes, comma-separated (e.g. 2,3,4)")
+    parser.add_argument("--switch", action="store_true", help="also the switch area/Fmax part")
+    parser.add_argument("--jobs", type=int, default=1, help="parallel builds (default 1)")
+    parser.add_argument("--record", action="store_true",
+                        help="replace these parts in bench/results/rsn.json and rewrite rsn.md")
+    args = parser.parse_args(argv)
+    grids = tuple(int(size) for size in args.grids.split(",") if size)
+    started = time.perf_counter()
+    build_root = str(fpga.BUILD_ROOT)
+    jobs = [(fabric_job, size, FABRIC_WIDTH, FABRIC_TARGET, FABRIC_SEEDS, build_root)
+            for size in sorted(grids, reverse=True)]
+    if args.switch:
+        jobs += [(switch_job, n_in, n_out, target, SWITCH_SEEDS, build_root)
+                 for n_in, n_out in reversed(SWITCH_CONFIGS) for target in SWITCH_TARGETS]
+    done = run_jobs(jobs, args.jobs, describe=describe)
+    run = {"parts": [f"fabric {size}x{size}" for size in grids] + (["switches"] if args.switch else []),
+           "git_revision": git("rev-parse", "--short", "HEAD"),
+           "git_tracked_changes": bool(git("status", "--porcelain", "--untracked-files=no")),
+           "date": _now(), "workers": args.jobs,
+           "wall_time_s": round(time.perf_counter() - started, 1)}
+    out_dir = RESULTS if args.record else fpga.BUILD_ROOT / "parts"
+    path = RESULTS / "rsn.json" if args.record else out_dir / "rsn_parts.json"
+    if args.record:
+        results = json.loads(path.read_text())
+        replaced = {(e["size"], e["width"]) for e in done if e["part"] == "fabric"}
+        fabrics = [e for e in results["fabrics"] if (e["size"], e["width"]) not in replaced]
+        results["fabrics"] = sorted(fabrics + [e for e in done if e["part"] == "fabric"],
+                                    key=lambda e: (e["width"], e["size"]))
+        if args.switch:
+            results["switches"] = sorted(
+                (e for e in done if e["part"] == "switch"),
+                key=lambda e: (e["target"], e["switch_inputs"] + e["switch_outputs"]))
+        results["meta"].setdefault("reruns", []).append(run)
+    else:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        results = {"run": run, "fabrics": [e for e in done if e["part"] == "fabric"],
+                   "switches": [e for e in done if e["part"] == "switch"]}
+    path.write_text(json.dumps(results, indent=2) + "\n")
+    if args.record:
+        (RESULTS / "rsn.md").write_text(markdown(results))
+    print(f"wrote {relative_path(path)} in {run['wall_time_s']:.1f} s")
+    return results
+
+
+if __name__ == "__main__":
+    run_parts()
