@@ -25,14 +25,15 @@ The skeleton, and where each number comes from:
 * **FU input queues**: ``queue_depth`` token queues, latency as the micro-op queues.
 * **FUs**: ``mem`` (:mod:`rsn.fu_mem`): ``READ_LATENCY`` (3) cycles from accepting a READ to its
   first word, one word per cycle, at most ``output_credits`` (3) words between the address
-  generator and ``o[0]``; ``mac`` (:mod:`rsn.fu_mac`): ``LATENCY`` (3) cycles from a row's last
+  generator and ``o[0]``; ``mac`` (:mod:`rsn.fu_mac`): ``LATENCY`` cycles from a row's last
   operand to its result, one operand (pair) per cycle, LOAD waits for the multiplier to drain;
-  ``alu`` (:mod:`rsn.fu_alu`): ``LATENCY`` (1). Each takes its next micro-op in the cycle the
-  current one takes its last input (or issues its last address) and raises ``finished`` one
-  cycle after its last ``last`` token moves.
-* **Done** (:mod:`rsn.fabric`): a register over "some unit used, every used unit finished, no
-  unit busy"; the dispenser's counter starts the cycle after the START header is taken and
-  stops while ``done`` is high.
+  ``alu`` (:mod:`rsn.fu_alu`): ``LATENCY`` cycles, the same kind of stages. Each takes its next
+  micro-op in the cycle the current one takes its last input (or issues its last address) and
+  raises ``finished`` one cycle after its last ``last`` token moves.
+* **Done** (:mod:`rsn.fabric`): "some unit used, every used unit finished, no unit busy",
+  through the registered status tree: ``done`` is that condition ``DONE_LATENCY`` (3) cycles
+  late; the dispenser's counter starts the cycle after the START header is taken and stops
+  while ``done`` is high.
 
 Every transfer is decided from start-of-cycle state, as registered ready/valid handshakes are;
 the only combinational readies (an FU's output register accepting while the switch takes its
@@ -53,6 +54,7 @@ sink's input queue latency, where ``hops`` counts the switches the stream passes
 from collections import deque
 from dataclasses import dataclass, field
 
+from .fabric import DONE_LATENCY
 from .fabric_spec import DIRECTIONS
 from .fu_alu import LATENCY as ALU_LATENCY
 from .fu_kinds import FU_KINDS
@@ -477,26 +479,34 @@ class _MemTiming(_FuTiming):
 
 
 class _AluTiming(_FuTiming):
-    """One registered stage: takes a token whenever its output register is free."""
+    """Stages moving together, the last into the output register (AluFu.elaborate)."""
 
     def __init__(self, uops, inputs):
-        super().__init__(uops, inputs, _Fifo(1, ALU_LATENCY, registered_ready=False))
+        super().__init__(uops, inputs, _Fifo(1, 1, registered_ready=False))
         self.active, self.last, self.left = False, False, 0
+        # Each stage: None (empty) or the token's "closes a `last` micro-op" flag.
+        self.stages = [None] * (ALU_LATENCY - 1)
 
     def busy(self, cycle: int) -> bool:
-        return self.active or self.outputs[0].level(cycle) > 0
+        return (self.active or any(stage is not None for stage in self.stages)
+                or self.outputs[0].level(cycle) > 0)
 
     def step(self, cycle: int):
         out = self.outputs[0]
         if out.popped(cycle) and out.last_pop[1]:
             self._finish(cycle)
-        take = self.active and out.can_push(cycle) and self.inputs[0].valid(cycle)
+        tail = self.stages[-1]
+        advance = not (tail is not None and out.items)
+        take = self.active and advance and self.inputs[0].valid(cycle)
         final_take = take and self.left == 1
         if take:
             self.inputs[0].pop(cycle)
-            out.push(cycle, final_take and self.last)
             self.left -= 1
             self.active = not final_take
+        if advance:
+            if tail is not None:
+                out.push(cycle, tail)
+            self.stages = [(final_take and self.last) if take else None] + self.stages[:-1]
         uop = self._accept(cycle, not self.active or final_take)
         if uop is not None:
             self.active, self.last, self.left = True, bool(uop["last"]), uop["beats"]
@@ -693,14 +703,14 @@ class _FabricTiming:
                 self.arrivals[name].append(cycle)
 
     def run(self, max_cycles: int) -> Prediction:
-        done = False
+        # `done` in cycle c is the done condition of cycle c - DONE_LATENCY (a pure delay).
         early = []
         for cycle in range(max_cycles):
-            if done:                # `done` high, yet the run went on: micro-ops were still coming
-                early.append(cycle)
             done = self._done_condition(cycle)
             if done and self.chain.over:
-                return self._prediction(cycle + 1, early)
+                return self._prediction(cycle + DONE_LATENCY, early)
+            if done:                # `done` will be high, yet the run goes on: micro-ops still coming
+                early.append(cycle + DONE_LATENCY)
             self.step(cycle)
         raise CycleModelError(f"no done after {max_cycles} cycles: the program deadlocks or runs longer; "
                               f"{self.chain.sent}/{len(self.chain.words)} image words dispatched")

@@ -8,9 +8,14 @@ from .control import Dispenser
 from .fabric_spec import DIRECTIONS, FabricSpec
 from .tile import Tile
 
-__all__ = ["Fabric", "OPPOSITE"]
+__all__ = ["Fabric", "OPPOSITE", "DONE_LATENCY"]
 
 OPPOSITE = {"N": "S", "S": "N", "E": "W", "W": "E"}
+
+# Cycles from the cycle in which the done condition holds (some unit used, every used unit
+# finished, no unit busy; each tile's status as its own signals show it) to `done` being high:
+# the tile's status register, the row's register and `done` itself. The cycle model uses it.
+DONE_LATENCY = 3
 
 
 class Fabric(wiring.Component):
@@ -20,9 +25,10 @@ class Fabric(wiring.Component):
     32-bit words answering READ packets), one stream per host port named after it (``In`` for
     host-to-fabric, ``Out`` for fabric-to-host, ``data_width`` bits), ``done`` and ``stalled``.
 
-    ``done`` rises once every unit that received a micro-op has finished its ``last`` one.
-    ``stalled`` rises when some unit is busy but no switch has moved a token for
-    ``watchdog_limit`` cycles; the busy tiles then report the stall in their status register.
+    ``done`` rises :data:`DONE_LATENCY` cycles after every unit that received a micro-op has
+    finished its ``last`` one and none is busy. ``stalled`` rises when some unit is busy but no
+    switch has moved a token for ``watchdog_limit`` cycles (as seen through the same status
+    registers); the tiles busy two cycles later report the stall in their status register.
     """
 
     def __init__(self, spec: FabricSpec, *, max_window: int = 8, watchdog_limit: int = 1024):
@@ -79,19 +85,35 @@ class Fabric(wiring.Component):
                     m.d.comb += unit.links_out[index].ready.eq(0)
 
     def _elaborate_done_and_watchdog(self, m, order, dispenser):
-        busy = Signal()
-        progress = Signal()
-        all_finished = Signal()
-        any_used = Signal()
-        # Registered before the fabric-wide OR: the watchdog can afford a cycle, Fmax cannot.
-        m.d.sync += progress.eq(_any(tile.progress for tile in order))
-        m.d.comb += [
-            busy.eq(_any(tile.busy for tile in order)),
-            all_finished.eq(_all(tile.finished for tile in order)),
-            any_used.eq(_any(tile.used for tile in order)),
-        ]
+        """Fabric-wide status through a registered tree, so that no net spans the grid
+        combinationally: each tile registers its own status (busy, progress, finished, used),
+        each row ORs/ANDs its tiles into a register, and the fabric combines the rows into
+        ``done`` and the watchdog's inputs. Every term passes the same registers, so ``done`` is
+        the done condition of :data:`DONE_LATENCY` cycles earlier, exactly; being later only, it
+        still never rises before every host output has left. The watchdog's ``stalled`` goes
+        back to the tiles through a register per row."""
+        rows = {}
+        for tile in order:
+            rows.setdefault(tile.row, []).append(tile)
+        row_busy, row_progress, row_finished, row_used = [], [], [], []
+        for row, tiles in rows.items():
+            busy, progress = Signal(name=f"row{row}_busy"), Signal(name=f"row{row}_progress")
+            finished, used = Signal(name=f"row{row}_finished"), Signal(name=f"row{row}_used")
+            m.d.sync += [
+                busy.eq(_any(tile.busy for tile in tiles)),
+                progress.eq(_any(tile.progress for tile in tiles)),
+                finished.eq(_all(tile.finished for tile in tiles)),
+                used.eq(_any(tile.used for tile in tiles)),
+            ]
+            row_busy.append(busy)
+            row_progress.append(progress)
+            row_finished.append(finished)
+            row_used.append(used)
+        busy, progress = Signal(), Signal()
+        m.d.sync += [busy.eq(_any(row_busy)), progress.eq(_any(row_progress))]
         done = Signal()
-        m.d.sync += done.eq(any_used & all_finished & ~busy)
+        m.d.sync += done.eq(_any(row_used) & _all(row_finished) & ~_any(row_busy))
+
         idle_cycles = Signal(32)
         with m.If(dispenser.clear | progress | ~busy):
             m.d.sync += idle_cycles.eq(0)
@@ -99,8 +121,11 @@ class Fabric(wiring.Component):
             m.d.sync += idle_cycles.eq(idle_cycles + 1)
         stalled = Signal()
         m.d.comb += stalled.eq(idle_cycles == self.watchdog_limit)
-        for tile in order:
-            m.d.comb += tile.stalled.eq(stalled & tile.busy)
+        for row, tiles in rows.items():
+            row_stalled = Signal(name=f"row{row}_stalled")
+            m.d.sync += row_stalled.eq(stalled)
+            for tile in tiles:
+                m.d.comb += tile.stalled.eq(row_stalled)
         m.d.comb += [
             self.done.eq(done),
             self.stalled.eq(stalled),

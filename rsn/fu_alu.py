@@ -14,10 +14,13 @@ the W-bit range is still compared exactly and the result is then truncated to W 
 hi`` is allowed and yields ``hi`` (the formula's order). A ``shift >= W`` gives 0 or -1.
 
 Timing: one token per cycle sustained, also across micro-ops (the next micro-op is accepted in
-the cycle the current one takes its last input). The output is a register: :data:`LATENCY` is 1
-cycle from an input token's transfer to its result's offer on ``o[0]``. ``o[0].ready`` reaches
-``i[0].ready`` and ``uop.ready`` combinationally (the FU's inputs are token queues, whose
-``ready`` never depends on their output side, so no loop can form).
+the cycle the current one takes its last input). Two registered stages: relu and shift into
+stage 1, the clip into the output register, so :data:`LATENCY` is 2 cycles from an input token's
+transfer to its result's offer on ``o[0]``. Both stages move together unless stage 1 holds a
+token and the output register one that is not taken (then the input waits); so the unit holds
+up to two tokens. ``o[0].ready`` reaches ``i[0].ready`` and ``uop.ready`` combinationally (the
+FU's inputs are token queues, whose ``ready`` never depends on their output side, so no loop can
+form).
 
 Status: ``firings`` counts output tokens; ``busy`` is high while a micro-op has been accepted
 and not completed; a micro-op completes when its last output token leaves on ``o[0]``;
@@ -29,7 +32,7 @@ afterwards only by a completion in or after the clear cycle; micro-ops in progre
 runs 65536 beats.
 """
 
-from amaranth.hdl import Module, Mux, Signal
+from amaranth.hdl import Module, Mux, Signal, signed
 from amaranth.lib import wiring
 
 from hw.params import check_int
@@ -40,7 +43,7 @@ from .isa import AluUop, IsaError
 
 __all__ = ["LATENCY", "AluFu", "AluModel", "alu_result", "count_status", "ALU_KIND"]
 
-LATENCY = 1
+LATENCY = 2     # relu and shift into stage 1, clip into the output register
 
 
 def alu_result(token: int, uop: dict, width: int) -> int:
@@ -74,17 +77,22 @@ class AluFu(wiring.Component):
         """Arithmetic shift: ``value`` is signed, so ``>>`` replicates its sign bit."""
         return value >> amount
 
-    def _transform(self, token, uop):
-        """Combinational y = clip(relu(x) >> shift) on the signed view of ``token``."""
+    def _rectify_and_shift(self, token, uop):
+        """Stage 1: relu(x) >> shift on the signed view of ``token``."""
         value = token.as_signed()
         rectified = Mux(uop.relu & value[-1], 0, value)
-        shifted = self._shift_right(rectified, uop.shift)
-        raised = Mux(shifted < uop.lo, uop.lo, shifted)
-        clipped = Mux(raised > uop.hi, uop.hi, raised)
-        return Mux(uop.clip, clipped, shifted)
+        return self._shift_right(rectified, uop.shift)
+
+    @staticmethod
+    def _clip(shifted, clip, lo, hi):
+        """Stage 2: the clip, if the micro-op asks for it."""
+        raised = Mux(shifted < lo, lo, shifted)
+        clipped = Mux(raised > hi, hi, raised)
+        return Mux(clip, clipped, shifted)
 
     def elaborate(self, platform):
         m = Module()
+        width = self._width
         data_in, data_out = self.i[0], self.o[0]
 
         uop = Signal(AluUop)            # the micro-op taking inputs
@@ -92,10 +100,14 @@ class AluFu(wiring.Component):
         beats_left = Signal(16)         # inputs still to take, minus one
         out_closes = Signal()           # the output register holds the final token of a `last` uop
 
-        output_free = ~data_out.valid | data_out.ready
+        # Stage 1 holds relu(x) >> shift and the clip fields of its micro-op; the clip goes into
+        # the output register. Both move together unless stage 1 meets an output that stays full.
+        valid1, shifted1, closes1 = Signal(), Signal(signed(width)), Signal()
+        clip1, lo1, hi1 = Signal(), Signal(signed(16)), Signal(signed(16))
+        advance = ~(valid1 & data_out.valid & ~data_out.ready)
         take = Signal()
         m.d.comb += [
-            data_in.ready.eq(active & output_free),
+            data_in.ready.eq(active & advance),
             take.eq(data_in.valid & data_in.ready),
         ]
         final_take = take & (beats_left == 0)
@@ -109,14 +121,18 @@ class AluFu(wiring.Component):
             m.d.sync += [uop.eq(self.uop.payload), beats_left.eq(self.uop.payload.beats - 1),
                          active.eq(1)]
 
-        with m.If(take):
-            m.d.sync += [data_out.payload.eq(self._transform(data_in.payload, uop)),
-                         data_out.valid.eq(1), out_closes.eq(final_take & uop.last)]
+        with m.If(advance):
+            m.d.sync += [valid1.eq(take), shifted1.eq(self._rectify_and_shift(data_in.payload, uop)),
+                         clip1.eq(uop.clip), lo1.eq(uop.lo), hi1.eq(uop.hi),
+                         closes1.eq(final_take & uop.last)]
+        with m.If(advance & valid1):
+            m.d.sync += [data_out.payload.eq(self._clip(shifted1, clip1, lo1, hi1)),
+                         data_out.valid.eq(1), out_closes.eq(closes1)]
         with m.Elif(data_out.ready):
             m.d.sync += data_out.valid.eq(0)
 
         sent = data_out.valid & data_out.ready
-        busy = active | data_out.valid
+        busy = active | valid1 | data_out.valid
         m.d.comb += [self.busy.eq(busy), self.cfg.rdata.eq(0)]
         count_status(m, self, firing=sent, stall=busy & ~take & ~sent, completes_last=sent & out_closes)
         return m

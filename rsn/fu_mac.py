@@ -16,13 +16,15 @@ starts as zeros and keeps its contents across micro-ops and ``clear``.
 
 Timing: one operand (DOT) or operand pair (DOT2) per cycle sustained, across rows and across
 consecutive DOT/DOT2 micro-ops; only a result the output cannot take yet stalls the pipeline.
-:data:`LATENCY` is 3 cycles from a row's last input transfer to the offer of its result (operand
-and buffer read register, product register, accumulator into the output register). LOAD takes
-one token per cycle; it starts once the two multiply stages are empty (up to 2 idle cycles after
-a DOT's last operand; none between a LOAD and a following DOT) and may run while the previous
-result still waits in the output register, as the golden model lets it (the model's FU output
-holds one token). Whenever the model can take a token, so can the hardware. As in the alu,
-``o[0].ready`` reaches the input and ``uop`` readies combinationally.
+:data:`LATENCY` is 5 cycles from a row's last input transfer to the offer of its result: the
+:data:`MULTIPLY_STAGES` (4) registered stages (operand and buffer read; multiplier inputs, INT8
+sign-extended; partial products of 16-bit pieces, one hardware multiplier each; their sum), then
+the accumulator into the output register, so no multiplier or BRAM output feeds an adder in the
+same cycle. LOAD takes one token per cycle; it starts once the four multiply stages are empty
+(up to 4 idle cycles after a DOT's last operand; none between a LOAD and a following DOT) and
+may run while the previous result still waits in the output register, as the golden model lets
+it (the model's FU output holds one token). Whenever the model can take a token, so can the
+hardware. As in the alu, ``o[0].ready`` reaches the input and ``uop`` readies combinationally.
 
 Status: ``firings`` counts output tokens plus tokens loaded by LOAD; ``busy`` is high while a
 micro-op has been accepted and not completed; DOT and DOT2 complete when their last result
@@ -40,7 +42,7 @@ values. DOT2 does not use the buffer and accepts any ``length``. A ``length`` or
 (refused by the assembler) counts as 4096 or 65536.
 """
 
-from amaranth.hdl import Module, Mux, Signal, unsigned
+from amaranth.hdl import Cat, Module, Mux, Signal, unsigned
 from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 
@@ -51,9 +53,39 @@ from .fu import FuKind, fu_signature
 from .fu_alu import count_status
 from .isa import IsaError, MacMode, MacUop, Precision
 
-__all__ = ["LATENCY", "MacFu", "MacModel", "mac_product", "MAC_KIND"]
+__all__ = ["LATENCY", "MULTIPLY_STAGES", "MacFu", "MacModel", "mac_product", "MAC_KIND"]
 
-LATENCY = 3
+MULTIPLY_STAGES = 4     # operand, multiplier inputs, partial products, product
+LATENCY = MULTIPLY_STAGES + 1   # then the accumulator into the output register
+MULTIPLIER_CHUNK = 16   # operand pieces: one 16x16 hardware multiplier each
+
+
+def _partial_products(x, y, width: int) -> list:
+    """``x * y mod 2**width`` as (term, shift) pairs: the products of MULTIPLIER_CHUNK-bit pieces
+    that reach below bit ``width``, each cut to the bits it contributes. Signedness does not
+    matter modulo ``2**width``, so the pieces are multiplied as unsigned numbers."""
+    pieces = range(0, width, MULTIPLIER_CHUNK)
+    terms = []
+    for i in pieces:
+        for j in pieces:
+            if i + j < width:
+                product = x[i:i + MULTIPLIER_CHUNK] * y[j:j + MULTIPLIER_CHUNK]
+                terms.append((product[:width - (i + j)], i + j))
+    return terms
+
+
+class _StageTags:
+    """What travels with an operand down the multiplier stages."""
+
+    def __init__(self, prefix: str):
+        self.valid = Signal(name=f"{prefix}_valid")
+        self.first = Signal(name=f"{prefix}_first")         # the row's first operand
+        self.row_end = Signal(name=f"{prefix}_row_end")     # the row's last operand
+        self.closes = Signal(name=f"{prefix}_closes")       # the final row of a `last` micro-op
+
+    def follow(self, earlier: "_StageTags") -> list:
+        return [self.valid.eq(earlier.valid), self.first.eq(earlier.first),
+                self.row_end.eq(earlier.row_end), self.closes.eq(earlier.closes)]
 
 
 def _signed(value: int, bits: int) -> int:
@@ -109,17 +141,23 @@ class MacFu(wiring.Component):
         index = Signal(12)              # k within the current row (or load)
         rows_left = Signal(16)          # rows after the current one
 
-        # Pipeline: stage 1 holds the operand (and starts the buffer read), stage 2 the
-        # product; the accumulator adds the product and, at a row's end, fills the output.
-        valid1, a1, b1, from_buffer1 = Signal(), Signal(width), Signal(width), Signal()
-        int8_1, first1, row_end1, closes1 = Signal(), Signal(), Signal(), Signal()
-        valid2, product2, first2, row_end2, closes2 = Signal(), Signal(width), Signal(), Signal(), Signal()
+        # Pipeline (one row of registers per stage, all moving together on `advance`):
+        # 1. the operands, and the buffer read started in the take cycle;
+        # 2. the multiplier's inputs: the operand or buffer word, INT8 sign-extended;
+        # 3. the partial products of MULTIPLIER_CHUNK-bit pieces (one hardware multiplier each);
+        # 4. their sum, the product modulo 2**W;
+        # then the accumulator adds the product and, at a row's end, fills the output register.
+        a1, b1, from_buffer1, int8_1 = Signal(width), Signal(width), Signal(), Signal()
+        x2, y2 = Signal(width), Signal(width)
+        product4 = Signal(width)
+        stages = [_StageTags(f"s{n}") for n in range(1, MULTIPLY_STAGES + 1)]
+        tail = stages[-1]
         accumulator = Signal(width)
         out_closes = Signal()           # the output register holds the final result of a `last` uop
 
         # The pipeline moves unless a finished row meets an output that cannot take it.
-        advance = ~(valid2 & row_end2 & result.valid & ~result.ready)
-        multiplier_empty = ~valid1 & ~valid2
+        advance = ~(tail.valid & tail.row_end & result.valid & ~result.ready)
+        multiplier_empty = ~Cat(stage.valid for stage in stages).any()
 
         is_load = active & (uop.mode == MacMode.LOAD)
         is_dot = active & (uop.mode == MacMode.DOT)
@@ -152,23 +190,28 @@ class MacFu(wiring.Component):
 
         multiplier = self._operand(m, a1, int8_1, "multiplier")
         multiplicand = self._operand(m, Mux(from_buffer1, read.data, b1), int8_1, "multiplicand")
+        partials = _partial_products(x2, y2, width)
+        partial_regs = [Signal(len(term), name=f"partial{n}") for n, (term, _) in enumerate(partials)]
+        product = sum(reg << shift for reg, (_, shift) in zip(partial_regs, partials, strict=True))
         with m.If(advance):
             m.d.sync += [
-                valid1.eq(took_a), a1.eq(operand_a.payload), b1.eq(operand_b.payload),
+                a1.eq(operand_a.payload), b1.eq(operand_b.payload),
                 from_buffer1.eq(is_dot), int8_1.eq(uop.precision == Precision.INT8),
-                first1.eq(index == 0), row_end1.eq(row_done), closes1.eq(final_take & uop.last),
+                stages[0].valid.eq(took_a), stages[0].first.eq(index == 0),
+                stages[0].row_end.eq(row_done), stages[0].closes.eq(final_take & uop.last),
+                x2.eq(multiplier), y2.eq(multiplicand),
+                *(reg.eq(term) for reg, (term, _) in zip(partial_regs, partials, strict=True)),
+                product4.eq(product[:width]),
             ]
-            m.d.sync += [
-                valid2.eq(valid1), product2.eq((multiplier * multiplicand)[:width]),
-                first2.eq(first1), row_end2.eq(row_end1), closes2.eq(closes1),
-            ]
+            for earlier, later in zip(stages, stages[1:], strict=False):
+                m.d.sync += later.follow(earlier)
 
-        total = Mux(first2, 0, accumulator) + product2
-        with m.If(advance & valid2 & row_end2):
-            m.d.sync += [result.payload.eq(total), result.valid.eq(1), out_closes.eq(closes2)]
+        total = Mux(tail.first, 0, accumulator) + product4
+        with m.If(advance & tail.valid & tail.row_end):
+            m.d.sync += [result.payload.eq(total), result.valid.eq(1), out_closes.eq(tail.closes)]
         with m.Elif(result.ready):
             m.d.sync += result.valid.eq(0)
-        with m.If(advance & valid2 & ~row_end2):
+        with m.If(advance & tail.valid & ~tail.row_end):
             m.d.sync += accumulator.eq(total)
 
         sent = result.valid & result.ready

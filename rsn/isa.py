@@ -14,7 +14,7 @@ from amaranth.lib import data, enum
 __all__ = [
     "IsaError", "Opcode", "MacMode", "Precision", "BODY_BITS", "BODY_WORDS", "SWITCH_INPUTS",
     "SWITCH_OUTPUTS", "NO_INPUT", "SwitchUop", "MemUop", "MacUop", "AluUop", "Header", "Target",
-    "UOP_LAYOUTS", "REGISTERS", "GLOBAL_REGISTERS", "encode", "decode", "body_words",
+    "UOP_LAYOUTS", "REGISTERS", "LINK_BEATS_BITS", "GLOBAL_REGISTERS", "encode", "decode", "body_words",
     "body_from_words", "packet", "tile_mask",
 ]
 
@@ -106,6 +106,10 @@ REGISTERS = {
     "status": 0x1002,           # bit 0 switch finished, bit 1 FU finished, bit 2 watchdog stalled
     "link_beats": 0x1010,       # + switch output index
 }
+# The link_beats registers count modulo 2**LINK_BEATS_BITS: the width of a route's `beats` field,
+# so one route's count is exact; the read value is zero-extended to 32 bits.
+LINK_BEATS_BITS = 16
+
 GLOBAL_REGISTERS = {"cycles": 0x0000, "done": 0x0001, "watchdog": 0x0002}
 
 

@@ -15,7 +15,7 @@ from amaranth.lib.wiring import In, Out
 from hw.params import ParameterError, check_int
 from hw.skid_buffer import SkidBuffer
 from rsn.fu import MAX_FU_INPUTS, MAX_FU_OUTPUTS
-from rsn.isa import SwitchUop
+from rsn.isa import LINK_BEATS_BITS, SwitchUop
 
 __all__ = ["Switch", "NEIGHBOURS"]
 
@@ -57,7 +57,8 @@ class Switch(wiring.Component):
     watchdog). ``finished`` rises two cycles after the take that ends the last route of an issued
     ``last`` micro-op (routes of all issued ``last`` micro-ops count together; a ``last``
     micro-op with a static route never finishes) and stays until ``clear``. ``beats[j]`` counts
-    tokens transferred on ``o[j]``. ``clear`` zeroes ``beats`` and ``finished`` and wins over an
+    tokens transferred on ``o[j]``, modulo ``2**LINK_BEATS_BITS`` (16 bits: a route's count).
+    ``clear`` zeroes ``beats`` and ``finished`` and wins over an
     increment or a rise in the same cycle (a ``last`` micro-op's end is then reported a cycle
     later).
 
@@ -87,7 +88,7 @@ class Switch(wiring.Component):
             "i": In(data).array(self.n_inputs),
             "o": Out(data).array(self.n_outputs),
             "uop": In(stream.Signature(SwitchUop)),
-            "beats": Out(32).array(self.n_outputs),
+            "beats": Out(LINK_BEATS_BITS).array(self.n_outputs),
             "clear": In(1),
             "busy": Out(1),
             "finished": Out(1),

@@ -15,7 +15,16 @@ model and the RTL may legitimately disagree.
 from dataclasses import dataclass
 
 from rsn.channels import Channel, UnitModel
-from rsn.isa import NO_INPUT, SWITCH_INPUTS, SWITCH_OUTPUTS, IsaError, SwitchUop, decode, encode
+from rsn.isa import (
+    LINK_BEATS_BITS,
+    NO_INPUT,
+    SWITCH_INPUTS,
+    SWITCH_OUTPUTS,
+    IsaError,
+    SwitchUop,
+    decode,
+    encode,
+)
 
 __all__ = ["SwitchModel", "SwitchUopError", "Route"]
 
@@ -35,8 +44,8 @@ class SwitchModel(UnitModel):
     """The switch of a tile whose FU has ``n_fu_in`` inputs and ``n_fu_out`` outputs.
 
     Inputs: N, E, S, W, then the FU's outputs. Outputs: N, E, S, W, then the FU's inputs.
-    ``beats[j]`` counts tokens pushed to output ``j``. ``finished`` becomes true once a ``last``
-    micro-op has issued and no route of an issued ``last`` micro-op remains.
+    ``beats[j]`` counts tokens pushed to output ``j``, modulo ``2**LINK_BEATS_BITS``. ``finished``
+    becomes true once a ``last`` micro-op has issued and no route of an issued ``last`` micro-op remains.
     """
 
     def __init__(self, n_fu_in: int, n_fu_out: int):
@@ -121,7 +130,7 @@ class SwitchModel(UnitModel):
 
     def _carry(self, j: int, route: Route, source: Channel, sink: Channel):
         sink.push(source.peek())
-        self.beats[j] += 1
+        self.beats[j] = (self.beats[j] + 1) % (1 << LINK_BEATS_BITS)
         self.delivered[route.input].add(j)
         if route.remaining:
             route.remaining -= 1

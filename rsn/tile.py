@@ -26,8 +26,10 @@ class Tile(wiring.Component):
     -------
     links_in, links_out : neighbour streams N, E, S, W (index = direction)
     chain_in, chain_out, readback_in, readback_out : the control and read-back chains
-    busy, progress, finished, used : for the fabric's done and watchdog logic
-    stalled : In(1), set by the fabric's watchdog; reported in the status register
+    busy, progress, finished, used : for the fabric's done and watchdog logic, registered (one
+        cycle after the switch's and FU's own signals)
+    stalled : In(1), set by the fabric's watchdog; a tile busy while it is high reports the
+        stall in its status register
     """
 
     def __init__(self, spec, row: int, col: int, *, max_window: int = 8):
@@ -100,13 +102,15 @@ class Tile(wiring.Component):
                 m.d.sync += switch_used.eq(1)
             with m.If(fu_uops.i.valid & fu_uops.i.ready):
                 m.d.sync += fu_used.eq(1)
-            with m.If(self.stalled):
-                m.d.sync += stalled.eq(1)
         self._switch_used, self._fu_used, self._stalled = switch_used, fu_used, stalled
-        m.d.comb += [
-            # Micro-ops still leaving the expanders count too: `done` must not rise between them.
-            self.busy.eq(switch.busy | fu.busy | (switch_uops.level != 0) | (fu_uops.level != 0)
-                         | control.switch_uop.valid | control.fu_uop.valid),
+        # Micro-ops still leaving the expanders count too: `done` must not rise between them.
+        busy = (switch.busy | fu.busy | (switch_uops.level != 0) | (fu_uops.level != 0)
+                | control.switch_uop.valid | control.fu_uop.valid)
+        with m.If(~control.clear & self.stalled & busy):
+            m.d.sync += stalled.eq(1)
+        # Registered here, so the fabric's status tree starts at a flip-flop in every tile.
+        m.d.sync += [
+            self.busy.eq(busy),
             self.progress.eq(switch.progress),
             self.used.eq(switch_used | fu_used),
             self.finished.eq((~switch_used | switch.finished) & (~fu_used | fu.finished)),

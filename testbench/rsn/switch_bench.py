@@ -25,7 +25,7 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In
 
 from rsn.channels import Channel
-from rsn.isa import SWITCH_OUTPUTS, SwitchUop, encode
+from rsn.isa import LINK_BEATS_BITS, SWITCH_OUTPUTS, SwitchUop, encode
 from rsn.switch import Switch
 from rsn.switch_model import SwitchModel
 from testbench.amaranth_sim import run_in_amaranth
@@ -48,6 +48,7 @@ __all__ = ["SwitchParams", "Program", "random_program", "latency_program", "dire
            "SETTLE_CYCLES", "run_switch_amaranth", "run_switch_verilator"]
 
 UOP_BITS = Shape.cast(SwitchUop).width
+BEATS_MODULUS = 1 << LINK_BEATS_BITS    # the beat counters wrap there (rsn.isa)
 CONFIGS = [(2, 1), (3, 2)]          # (n_fu_in, n_fu_out)
 SETTLE_CYCLES = 3                   # cycles a bench runs on after the last expected token
 
@@ -381,7 +382,7 @@ class SwitchChecker:
 
     def _check_counters(self, cycle, sample):
         for j, tokens in enumerate(self.received):
-            _expect(sample[f"beats__{j}"] == len(tokens),
+            _expect(sample[f"beats__{j}"] == len(tokens) % BEATS_MODULUS,
                     f"cycle {cycle}: beats[{j}] is {sample[f'beats__{j}']}, but o[{j}] has "
                     f"carried {len(tokens)} tokens")
 
@@ -446,7 +447,7 @@ class SwitchChecker:
     def finish(self):
         for j, (got, want) in enumerate(zip(self.received, self.expected, strict=True)):
             _expect(got == [e.token for e in want], f"o[{j}] sequence differs from the prediction")
-            _expect(self.model.beats[j] == len(got),
+            _expect(self.model.beats[j] == len(got) % BEATS_MODULUS,
                     f"the model counts {self.model.beats[j]} beats on o[{j}], the ports {len(got)}")
         sample = self.sample
         for j in range(self.params.n_outputs):

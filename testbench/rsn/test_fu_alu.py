@@ -83,7 +83,7 @@ def test_latency_and_throughput():
     (seed,) = seeds_for("alu-throughput", count=1)
     checker = run_compute_amaranth(AluFu(32), "alu", {"width": 32}, profile="no_stall", seed=seed,
                                    scenario="throughput").checker
-    assert LATENCY == 1
+    assert LATENCY == 2
     assert set(checker.latencies) == {LATENCY}
     assert len(checker.in_cycles[0]) == 400 and checker.throughput() == 1.0
 
