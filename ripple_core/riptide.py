@@ -1,0 +1,182 @@
+"""RipTide graph importer: ``*.riptide.json`` (and ``.nostream`` variants) into a :class:`Graph`,
+and the suite's vectors files (cases of arguments, memory and expected memory).
+
+The formats are those of the RipTide peer suite's README. Vertex ``ID`` k becomes node ``v<k>``
+(labelled with the vertex's own name); ``xdata`` sources become argument inputs; pointer
+arguments become arrays laid out in argument order. Every error names the file, the vertex and
+the field, so a broken graph is fixed at its source.
+"""
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .graph import Graph, GraphError, Input
+from .interp import run
+from .ops import BINARY, STREAM_COMPARES
+
+__all__ = ["RiptideFormatError", "load_graph", "parse_graph", "load_vectors", "run_case", "CaseResult"]
+
+
+class RiptideFormatError(GraphError):
+    """A graph or vectors file does not follow the format; the message says where."""
+
+
+def _fail(where: str, message: str):
+    raise RiptideFormatError(f"{where}: {message}")
+
+
+def _polarity(where: str, vertex: dict) -> bool:
+    pred = vertex.get("pred")
+    if not isinstance(pred, str) or not pred.endswith(("_TRUE", "_FALSE")):
+        _fail(where, f"field 'pred' is {pred!r}; expected a string ending in _TRUE or _FALSE")
+    return pred.endswith("_TRUE")
+
+
+def _source(where: str, slot, scalars, arrays, ids) -> Input:
+    if not isinstance(slot, list) or not slot or not isinstance(slot[0], dict):
+        _fail(where, "is not a non-empty list of sources")
+    source = slot[0]
+    kind, held = source.get("type"), source.get("hold", False)
+    if not isinstance(held, bool):
+        _fail(where, f"field 'hold' is {held!r}, not true/false")
+    if kind == "data":
+        vid, port = source.get("ID"), source.get("oport", 0)
+        if vid not in ids:
+            _fail(where, f"field 'ID' {vid!r} names no vertex of this graph")
+        if not isinstance(port, int) or isinstance(port, bool) or port < 0:
+            _fail(where, f"field 'oport' {port!r} is not a port number")
+        return Input("edge", source=f"v{vid}", port=port, hold=held)
+    if kind == "xdata":
+        name = source.get("name")
+        if name not in scalars and name not in arrays:
+            _fail(where, f"field 'name' {name!r} is not an argument of the function")
+        return Input("arg", name=name, hold=held)
+    if kind == "const":
+        value = source.get("value")
+        if not isinstance(value, int) or isinstance(value, bool):
+            _fail(where, f"field 'value' {value!r} is not an integer")
+        return Input("const", value=value, hold=held)
+    _fail(where, f"field 'type' {kind!r} is not data, xdata or const")
+
+
+def parse_graph(document, origin: str = "<graph>") -> Graph:
+    """Build and validate the graph of one parsed ``*.riptide.json`` document."""
+    if not isinstance(document, dict) or not isinstance(document.get("function"), dict) \
+            or not isinstance(document.get("vertices"), list):
+        _fail(origin, "expected an object with 'function' and 'vertices'")
+    function = document["function"]
+    graph = Graph(name=str(function.get("name", Path(origin).name)))
+    for k, argument in enumerate(function.get("args", [])):
+        if not isinstance(argument, dict) or not isinstance(argument.get("name"), str) \
+                or not isinstance(argument.get("type"), str):
+            _fail(f"{origin}: function.args[{k}]", "needs string fields 'name' and 'type'")
+        if argument["type"].endswith("*"):
+            graph.arrays[argument["name"]] = None
+        else:
+            graph.scalars.append(argument["name"])
+    ids = set()
+    for position, vertex in enumerate(document["vertices"]):
+        vid = vertex.get("ID") if isinstance(vertex, dict) else None
+        if not isinstance(vid, int) or isinstance(vid, bool) or vid in ids:
+            _fail(f"{origin}: vertices[{position}]",
+                  f"field 'ID' {vid!r} is missing, not an integer or repeated")
+        ids.add(vid)
+    for vertex in document["vertices"]:
+        _vertex(graph, vertex, origin, ids)
+    try:
+        return graph.validate()
+    except RiptideFormatError:
+        raise
+    except GraphError as error:
+        raise RiptideFormatError(f"{origin}: {error}") from None
+
+
+def _vertex(graph: Graph, vertex: dict, origin: str, ids: set):
+    where = f"{origin}: vertex {vertex['ID']} ({vertex.get('name', '?')})"
+    op_field = vertex.get("op")
+    if not isinstance(op_field, str) or "_OP_" not in op_field:
+        _fail(where, f"field 'op' {op_field!r} is not of the form <UNIT>_CFG_OP_<NAME>")
+    op = op_field.split("_OP_", 1)[1]
+    known = set(BINARY) | {"ID", "SELECT", "STEER", "MERGE", "ORDER", "CARRY", "INVARIANT", "STREAM",
+                           "LOAD", "STORE"}
+    if op not in known:
+        _fail(where, f"field 'op' {op_field!r}: operator {op} is not supported")
+    attrs = {}
+    if op in ("STEER", "CARRY", "INVARIANT", "STREAM"):
+        attrs["pred"] = _polarity(where, vertex)
+    if op == "STREAM":
+        cmp = str(vertex.get("cmp", "")).rsplit("_", 1)[-1]
+        if cmp not in STREAM_COMPARES:
+            _fail(where, f"field 'cmp' {vertex.get('cmp')!r} is not STREAM_CFG_CMP_ + one of "
+                         f"{', '.join(STREAM_COMPARES)}")
+        if vertex.get("update", "STREAM_CFG_UPDATE_ADD") != "STREAM_CFG_UPDATE_ADD":
+            _fail(where, f"field 'update' {vertex.get('update')!r}: only STREAM_CFG_UPDATE_ADD is supported")
+        attrs["cmp"] = cmp
+    slots = vertex.get("inputs")
+    if not isinstance(slots, list):
+        _fail(where, "field 'inputs' is not a list")
+    inputs = [_source(f"{where}, field 'inputs'[{k}]", slot, graph.scalars, graph.arrays, ids)
+              for k, slot in enumerate(slots)]
+    try:
+        graph.add(f"v{vertex['ID']}", op, inputs, label=str(vertex.get("name", "")), **attrs)
+    except GraphError as error:
+        _fail(where, str(error))
+
+
+def load_graph(path) -> Graph:
+    path = Path(path)
+    try:
+        document = json.loads(path.read_text())
+    except OSError as error:
+        raise RiptideFormatError(f"{path}: cannot read: {error.strerror}") from None
+    except json.JSONDecodeError as error:
+        raise RiptideFormatError(f"{path}: not JSON: {error}") from None
+    return parse_graph(document, str(path))
+
+
+def load_vectors(path) -> list[dict]:
+    """The cases of a ``*.vectors.json`` file, checked for the fields a run needs."""
+    path = Path(path)
+    try:
+        cases = json.loads(path.read_text())
+    except OSError as error:
+        raise RiptideFormatError(f"{path}: cannot read: {error.strerror}") from None
+    except json.JSONDecodeError as error:
+        raise RiptideFormatError(f"{path}: not JSON: {error}") from None
+    if not isinstance(cases, list):
+        _fail(str(path), "expected a JSON array of cases")
+    for k, case in enumerate(cases):
+        if not isinstance(case, dict):
+            _fail(f"{path}: case {k}", "is not an object")
+        for name in ("args", "mem", "expect"):
+            if not isinstance(case.get(name, {}), dict):
+                _fail(f"{path}: case {k}", f"field {name!r} is not an object")
+    return cases
+
+
+@dataclass
+class CaseResult:
+    passed: bool
+    cycles: int
+    firings: int
+    ipc: float
+    reference_steps: int | None
+    problems: list = field(default_factory=list)
+
+
+def run_case(graph: Graph, case: dict, *, variant: str | None = None, **options) -> CaseResult:
+    """Run one case: memory must equal ``expect`` and no non-hold slot may keep a token."""
+    result = run(graph, case.get("args", {}), case.get("mem", {}), **options)
+    problems = []
+    for name, expected in case.get("expect", {}).items():
+        got = result.arrays.get(name)
+        if got != expected:
+            first = next((i for i, (a, b) in enumerate(zip(got or [], expected, strict=False)) if a != b),
+                         min(len(got or []), len(expected)))
+            problems.append(f"array {name} differs at word {first}: got {(got or [])[first:first + 4]}, "
+                            f"expected {expected[first:first + 4]}")
+    if result.leftovers:
+        problems.append("tokens left over: " + ", ".join(result.leftovers[:4]))
+    steps = case.get("reference_steps", {}).get(variant) if variant else None
+    return CaseResult(not problems, result.cycles, result.firings, result.ipc, steps, problems)
