@@ -96,6 +96,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--profile", default="random_stall_50",
                      help="host-port stall profile for the RTL run (default: random_stall_50)")
     run.add_argument("--waves", action="store_true", help="write waves of the RTL run (build/sim-runs/)")
+    run.add_argument("--vectors", type=Path, metavar="VECTORS.json",
+                     help="for a dataflow graph PROGRAM.json: the cases to run on the Ripple golden model")
     run.set_defaults(handler=_run)
 
     build = commands.add_parser(
@@ -171,7 +173,8 @@ def _run(arguments) -> int:
         if arguments.sim == "board" and not arguments.port:
             raise ParameterError("--sim board needs --port, the board's serial port (e.g. /dev/ttyUSB1)")
         run_program(arguments.program, fabric=arguments.fabric, sim=arguments.sim, seed=arguments.seed,
-                    profile=arguments.profile, port=arguments.port, baud=arguments.baud)
+                    profile=arguments.profile, port=arguments.port, baud=arguments.baud,
+                    vectors=arguments.vectors)
     except RunMismatch as mismatch:
         print(f"rivulet: MISMATCH: {mismatch}", file=sys.stderr)
         return 1
