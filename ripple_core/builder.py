@@ -105,8 +105,9 @@ class Builder:
     def __getattr__(self, op_name: str):
         """``b.add(x, y)``, ``b.slt(x, y)``, ... for every binary operator of :mod:`ripple_core.ops`."""
         from .ops import BINARY
-        if op_name.upper() in BINARY:
-            return lambda a, b, name=None: self.op(op_name.upper(), a, b, name=name)
+        op = op_name.rstrip("_").upper()        # and_, or_: Python keywords
+        if op in BINARY and not op_name.startswith("_"):
+            return lambda a, b, name=None: self.op(op, a, b, name=name)
         raise AttributeError(op_name)
 
     def ident(self, a, name=None) -> Ref:
