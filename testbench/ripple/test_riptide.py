@@ -1,0 +1,108 @@
+"""The RipTide peer suite on the golden model: every graph and case, at several slot depths and
+memory latencies, against the suite's own expected memory and step counts; importer errors; the
+``rivulet run`` command on a suite graph."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ripple_core.riptide import RiptideFormatError, load_graph, load_vectors, parse_graph, run_case
+from testbench.cli import main
+
+SUITE = Path(__file__).resolve().parents[3] / "shared" / "peer-suites" / "riptide"
+KERNELS = ("simple", "simple-mem", "nn-vadd", "nn-relu", "dmv")
+VARIANTS = ("stream", "nostream")
+
+needs_suite = pytest.mark.skipif(not SUITE.is_dir(), reason=f"peer suite not found beside the repository "
+                                                           f"({SUITE.name} under ../shared/peer-suites)")
+
+
+def graph_path(kernel, variant):
+    return SUITE / f"{kernel}.riptide{'.nostream' if variant == 'nostream' else ''}.json"
+
+
+@needs_suite
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_every_case_passes_and_the_ideal_model_takes_the_reference_steps(kernel, variant):
+    graph = load_graph(graph_path(kernel, variant))
+    for k, case in enumerate(load_vectors(SUITE / f"{kernel}.vectors.json")):
+        ideal = run_case(graph, case, variant=variant, depth=None, mem_latency=1)
+        assert ideal.passed, (k, ideal.problems)
+        assert ideal.cycles == case["reference_steps"][variant], k
+
+
+@needs_suite
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_results_and_firings_are_identical_at_depths_1_2_and_4(kernel, variant):
+    graph = load_graph(graph_path(kernel, variant))
+    for k, case in enumerate(load_vectors(SUITE / f"{kernel}.vectors.json")):
+        firings = set()
+        for depth, latency in ((1, 1), (2, 1), (4, 1), (1, 3), (2, 2)):
+            outcome = run_case(graph, case, variant=variant, depth=depth, mem_latency=latency)
+            assert outcome.passed, (k, depth, latency, outcome.problems)
+            assert outcome.cycles >= case["reference_steps"][variant]
+            firings.add(outcome.firings)
+        assert len(firings) == 1, (k, firings)      # every token is processed once, whatever the timing
+
+
+def _suite_graph(kernel="simple"):
+    return json.loads(graph_path(kernel, "stream").read_text())
+
+
+@needs_suite
+@pytest.mark.parametrize("mutate,message", [
+    (lambda g: g["vertices"][1].update(op="ARITH_CFG_OP_FOO"),
+     "x.json: vertex 1 (add): field 'op' 'ARITH_CFG_OP_FOO': operator FOO is not supported"),
+    (lambda g: g["vertices"][0].update(pred="SOMETHING"),
+     "x.json: vertex 0 (base.addr.0.carry..f.): field 'pred' is 'SOMETHING'"),
+    (lambda g: g["vertices"][2].update(cmp="STREAM_CFG_CMP_XLT"),
+     "x.json: vertex 2 (i.0.f..add.SGT.): field 'cmp'"),
+    (lambda g: g["vertices"][1]["inputs"][0][0].update(ID=99),
+     "x.json: vertex 1 (add), field 'inputs'[0]: field 'ID' 99 names no vertex"),
+    (lambda g: g["vertices"][0]["inputs"][1][0].update(name="nope"),
+     "x.json: vertex 0 (base.addr.0.carry..f.), field 'inputs'[1]: field 'name' 'nope' is not an argument"),
+    (lambda g: g["vertices"][1]["inputs"].pop(),
+     "x.json: node 'v1' (ADD, add): has 1 inputs, ADD takes 2"),
+    (lambda g: g["vertices"][1]["inputs"][0][0].update(oport=5),
+     "x.json: node 'v1' (ADD, add), input 0: node 'v2' (STREAM, i.0.f..add.SGT.) has no output port 5"),
+])
+def test_importer_errors_name_the_file_vertex_and_field(mutate, message):
+    document = _suite_graph()
+    mutate(document)
+    with pytest.raises(RiptideFormatError) as caught:
+        parse_graph(document, "x.json")
+    assert message in str(caught.value)
+
+
+def test_importer_refuses_files_that_are_not_graphs(tmp_path):
+    bad = tmp_path / "bad.riptide.json"
+    bad.write_text("{")
+    with pytest.raises(RiptideFormatError, match="bad.riptide.json: not JSON"):
+        load_graph(bad)
+    with pytest.raises(RiptideFormatError, match="x.json: expected an object with 'function' and 'vertices'"):
+        parse_graph([], "x.json")
+
+
+@needs_suite
+def test_rivulet_run_reports_every_case(capsys):
+    argv = ["run", str(graph_path("nn-relu", "nostream")), "--vectors", str(SUITE / "nn-relu.vectors.json")]
+    assert main(argv + ["--sim", "model"]) == 0
+    out = capsys.readouterr().out
+    assert "all 6 cases pass" in out and out.count(" pass ") == 6
+    assert main(argv + ["--sim", "rtl"]) == 2
+    assert "Ripple PE hardware is not built yet" in capsys.readouterr().err
+
+
+@needs_suite
+def test_rivulet_run_reports_a_failing_case(tmp_path, capsys):
+    cases = json.loads((SUITE / "nn-vadd.vectors.json").read_text())
+    cases[2]["expect"]["dest"][0] += 1
+    vectors = tmp_path / "wrong.vectors.json"
+    vectors.write_text(json.dumps(cases))
+    assert main(["run", str(graph_path("nn-vadd", "stream")), "--vectors", str(vectors)]) == 1
+    captured = capsys.readouterr()
+    assert "FAIL" in captured.out and "array dest differs at word 0" in captured.out
+    assert "1 of 6 cases failed" in captured.err
