@@ -144,10 +144,10 @@ def test_validation_errors_name_the_parameter():
 
 
 def test_cost_model():
-    assert cost.cycles_per_event(128) == 129
-    assert cost.cycles_per_event(128, banks=4) == 33
-    assert cost.cycles_per_event(100, banks=3) == 35
-    assert cost.cycles_per_timestep(2, 128, banks=4) == 99
+    assert cost.cycles_per_event(128) == 128
+    assert cost.cycles_per_event(128, banks=4) == 32
+    assert cost.cycles_per_event(100, banks=3) == 34
+    assert cost.cycles_per_timestep(2, 128, banks=4) == 3 * 32 + 2
     assert cost.tinyodin_cycles_per_event(256) == 513
     assert cost.tinyodin_cycles_per_timestep(2, 256) == 2 * 513 + 512
 

@@ -1,0 +1,142 @@
+# amaranth: UnusedElaboratable=no
+"""The crossbar tile against ``snn.lif.LifCrossbarModel``: both presets, several sizes, every
+stall profile, several seeds, spikes and membranes compared at every timestep.
+
+A wrong compare is caught: :func:`test_wrong_compare_is_caught` builds the tile with ``>`` where
+tinyODIN's model says ``>=`` and requires the scoreboard to fail on every seed (every scenario
+puts neurons exactly on the threshold with its first event), naming the timestep and the spike.
+"""
+
+import dataclasses
+import random
+
+import numpy as np
+import pytest
+
+from hw import ParameterError
+from hw.crossbar import Crossbar
+from snn import cost
+from snn.lif import LifParams, loihi, tinyodin
+from testbench.amaranth_sim import run_in_amaranth
+from testbench.seeds import seeds_for
+from testbench.streams import PROFILES, ScoreboardError, stream_ports
+
+from .bench import (
+    Size,
+    cost_from,
+    make_crossbar_bench,
+    max_cycles_for,
+    quiet_scenario,
+)
+
+PRESETS = {
+    "tinyodin": tinyodin(threshold=20, leak_amount=3),
+    "loihi": loihi(vth=150, dv=300),
+}
+SIZES = {"16x16b4": Size(16, 16, 4), "64x32b8": Size(64, 32, 8)}
+# Corner shapes for the fast tier: one group (a pass reads the word the last pass wrote), one bank.
+CORNERS = {"8x8b8": Size(8, 8, 8), "8x4b1": Size(8, 4, 1)}
+READBACKS = ("every_step", "end")
+
+
+def build(preset: str, size: Size, params: LifParams | None = None) -> Crossbar:
+    return Crossbar(params or PRESETS[preset], axons=size.axons, neurons=size.neurons, banks=size.banks)
+
+
+def run_sim(dut: Crossbar, params: LifParams, size: Size, profile: str, seed: int, **options):
+    ports, extra = stream_ports(dut)
+    bench = make_crossbar_bench(params, size, ports, extra, profile, seed, **options)
+    run_in_amaranth(dut, bench, max_cycles=max_cycles_for(size))
+    return bench
+
+
+@pytest.mark.parametrize("readback", READBACKS)
+@pytest.mark.parametrize("profile", list(PROFILES))
+@pytest.mark.parametrize("size", [*SIZES, *CORNERS])
+@pytest.mark.parametrize("preset", list(PRESETS))
+def test_amaranth_sim(preset, size, profile, readback):
+    """Fast tier: random weights, membranes and spike trains; the model's spikes and membranes."""
+    shape = {**SIZES, **CORNERS}[size]
+    dut = build(preset, shape)
+    for seed in seeds_for(f"crossbar:{preset}:{size}:{profile}:{readback}", count=2):
+        print(f"crossbar {preset} {size} profile={profile} readback={readback} seed={seed}")
+        run_sim(dut, PRESETS[preset], shape, profile, seed, readback=readback)
+
+
+# --- cost ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("events", [0, 1, 5])
+@pytest.mark.parametrize("size", [Size(16, 16, 4), Size(8, 8, 8), Size(8, 16, 1), Size(16, 32, 2)])
+@pytest.mark.parametrize("preset", list(PRESETS))
+def test_cost_without_stalls_is_the_documented_one(preset, size, events):
+    """No stalls, no output spikes: an input token every N/B cycles, a timestep every
+    (E+1) N/B cycles, END_OF_STEP (E+1) N/B + 2 cycles after an idle tile takes the first
+    token. ``snn.cost`` says the same (docs/crossbar.md)."""
+    params = PRESETS[preset]
+    dut = build(preset, size)
+    ports, extra = stream_ports(dut)
+    scenario = quiet_scenario(params, size, events, steps=4, rng=random.Random(events))
+    bench = make_crossbar_bench(params, size, ports, extra, "no_stall", 0, readback="end",
+                                scenario=scenario)
+    run_in_amaranth(dut, bench, max_cycles=max_cycles_for(size))
+    measured = cost_from(bench)
+    assert measured.spikes == 0
+    G = size.neurons // size.banks
+    assert G == cost.cycles_per_event(size.neurons, size.banks)
+    for tokens in measured.event_cycles:
+        assert [b - a for a, b in zip(tokens, tokens[1:], strict=False)] == [G] * events
+    periods = [b - a for a, b in zip(measured.end_cycles, measured.end_cycles[1:], strict=False)]
+    assert periods == [(events + 1) * G] * 3
+    first = measured.event_cycles[0][0]      # the tile was idle: the preload had finished
+    assert measured.end_cycles[0] - first == cost.cycles_per_timestep(events, size.neurons, size.banks)
+
+
+@pytest.mark.parametrize("preset", list(PRESETS))
+def test_output_spikes_cost_at_most_one_cycle_each(preset):
+    """With spikes, each one delays the timestep by at most a cycle (the output drains one id
+    per cycle while the pass goes on)."""
+    params, size = PRESETS[preset], Size(16, 16, 4)
+    dut = build(preset, size)
+    ports, extra = stream_ports(dut)
+    for seed in seeds_for(f"crossbar-cost-spikes:{preset}", count=4):
+        rng = random.Random(seed)
+        weights = np.array([[rng.choice((0, params.w_max)) for _ in range(size.neurons)]
+                            for _ in range(size.axons)], dtype=np.int64)
+        scenario = quiet_scenario(params, size, 4, steps=4, rng=rng, weights=weights)
+        bench = make_crossbar_bench(params, size, ports, extra, "no_stall", seed, readback="end",
+                                    scenario=scenario)
+        run_in_amaranth(dut, bench, max_cycles=max_cycles_for(size))
+        measured = cost_from(bench)
+        base = cost.cycles_per_timestep(4, size.neurons, size.banks)
+        spikes = [len(ids) for ids in scenario.spikes]
+        print(f"seed={seed} spikes per step {spikes}")
+        assert sum(spikes) > 0
+        first = measured.event_cycles[0][0]
+        assert base <= measured.end_cycles[0] - first <= base + spikes[0]
+
+
+# --- the checks can fail ----------------------------------------------------------------------
+
+def test_wrong_compare_is_caught():
+    """The tile built with ``>`` against tinyODIN's ``>=`` model: the scoreboard must fail."""
+    params, size = PRESETS["tinyodin"], SIZES["16x16b4"]
+    mutant = build("tinyodin", size, dataclasses.replace(params, compare=">"))
+    for seed in seeds_for("crossbar-mutant-compare", count=3):
+        print(f"mutant compare '>' seed={seed}")
+        with pytest.raises(ScoreboardError, match="timestep 0: .*the model expects SPIKE"):
+            run_sim(mutant, params, size, "random_stall_50", seed)
+
+
+# --- bad parameters ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("arguments, message", [
+    (dict(params=dataclasses.replace(tinyodin(), refractory=1)), "refractory=1 is not supported"),
+    (dict(neurons=16, banks=3), "banks=3 does not divide neurons=16"),
+    (dict(axons=0), "axons=0 is not allowed"),
+    (dict(params="tinyodin"), "is not a LifParams"),
+])
+def test_bad_parameters_are_refused(arguments, message):
+    values = {"params": tinyodin(), "axons": 4, "neurons": 8, "banks": 2, **arguments}
+    params = values.pop("params")
+    with pytest.raises(ParameterError, match=message):
+        Crossbar(params, **values)
