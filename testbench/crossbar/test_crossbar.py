@@ -8,7 +8,9 @@ puts neurons exactly on the threshold with its first event), naming the timestep
 """
 
 import dataclasses
+import json
 import random
+from dataclasses import astuple
 
 import numpy as np
 import pytest
@@ -18,8 +20,9 @@ from hw.crossbar import Crossbar
 from snn import cost
 from snn.lif import LifParams, loihi, tinyodin
 from testbench.amaranth_sim import run_in_amaranth
-from testbench.seeds import seeds_for
+from testbench.seeds import base_seed, seeds_for
 from testbench.streams import PROFILES, ScoreboardError, stream_ports
+from testbench.verilator import build_design, run_cocotb, run_directory
 
 from .bench import (
     Size,
@@ -61,6 +64,32 @@ def test_amaranth_sim(preset, size, profile, readback):
     for seed in seeds_for(f"crossbar:{preset}:{size}:{profile}:{readback}", count=2):
         print(f"crossbar {preset} {size} profile={profile} readback={readback} seed={seed}")
         run_sim(dut, PRESETS[preset], shape, profile, seed, readback=readback)
+
+
+@pytest.mark.verilator
+@pytest.mark.parametrize("size", list(SIZES))
+@pytest.mark.parametrize("preset", list(PRESETS))
+def test_verilator(preset, size):
+    """Generated Verilog on Verilator via cocotb: every profile x seed x read-back mode."""
+    shape, params = SIZES[size], PRESETS[preset]
+    dut = build(preset, shape)
+    ports, extra = stream_ports(dut)
+    seeds = seeds_for(f"crossbar-verilator:{preset}:{size}")
+    print(f"crossbar {preset} {size} seeds={seeds}")
+    config = {"params": dataclasses.asdict(params), "size": astuple(shape),
+              "ports": [astuple(port) for port in ports], "extra": extra,
+              "profiles": list(PROFILES), "seeds": seeds, "readbacks": list(READBACKS),
+              "base_seed": base_seed(), "max_cycles": max_cycles_for(shape)}
+    built = build_design(f"crossbar-{preset}-{size}", dut)
+    case = f"crossbar-{preset}-{size}"
+    summary = run_directory(case) / "summary.jsonl"
+    summary.parent.mkdir(parents=True, exist_ok=True)
+    summary.unlink(missing_ok=True)
+    run_cocotb(built, "testbench.crossbar.tb_crossbar", case,
+               {"RIVULET_CROSSBAR_BENCH": json.dumps(config), "RIVULET_BENCH_SUMMARY": str(summary)})
+    records = [json.loads(line) for line in summary.read_text().splitlines()]
+    assert len(records) == len(PROFILES) * len(seeds) * len(READBACKS)
+    assert sum(record["spikes"] for record in records) > 0
 
 
 # --- cost ----------------------------------------------------------------------------------
