@@ -11,6 +11,7 @@ from typing import Any
 from amaranth.hdl import unsigned
 
 from .arbiter import Arbiter
+from .crossbar import Crossbar
 from .fork import FORK_MODES, Fork
 from .join import Join
 from .params import ParameterError
@@ -69,6 +70,26 @@ class Generator:
 
 
 _WIDTH = Parameter("width", int, 32, "payload width in bits, >= 1", minimum=1)
+CROSSBAR_PRESETS = ("tinyodin", "loihi")
+
+
+def _crossbar(axons: int, neurons: int, banks: int, preset: str, weight_width: int) -> Crossbar:
+    """A crossbar tile with a preset's neuron arithmetic at its default threshold and leak.
+
+    The presets are ``snn.lif``'s, the specification the tile is tested against; imported here
+    rather than at the top because ``hw`` sits below ``snn`` and only this entry needs them.
+    """
+    import dataclasses
+
+    from snn import lif
+
+    params = lif.tinyodin() if preset == "tinyodin" else lif.loihi()
+    if weight_width > params.membrane_width:
+        raise ParameterError(f"xbar: weight_width={weight_width} is wider than the {preset} "
+                             f"membrane ({params.membrane_width} bits)")
+    return Crossbar(dataclasses.replace(params, weight_width=weight_width), axons=axons,
+                    neurons=neurons, banks=banks)
+
 
 CATALOG: dict[str, Generator] = {generator.name: generator for generator in [
     Generator(
@@ -93,6 +114,16 @@ CATALOG: dict[str, Generator] = {generator.name: generator for generator in [
         "join", "N-to-1 join: one output token carrying all N payloads",
         (_WIDTH, Parameter("n", int, 2, "number of inputs, >= 2", minimum=2)),
         lambda width, n: Join(unsigned(width), n)),
+    # Named by its FU kind (DESIGN.md: pe, mem, xbar, mac).
+    Generator(
+        "xbar", "SNN crossbar tile: axons x neurons signed weights and LIF neurons in block RAM",
+        (Parameter("axons", int, 128, "number of input axons, >= 1", minimum=1),
+         Parameter("neurons", int, 128, "number of LIF neurons, >= 1", minimum=1),
+         Parameter("banks", int, 8, "neurons updated per cycle; must divide neurons", minimum=1),
+         Parameter("preset", str, "tinyodin", "neuron arithmetic: tinyodin or loihi", CROSSBAR_PRESETS),
+         Parameter("weight_width", int, 4, "signed weight width in bits (4 or 8 typical), >= 2",
+                   minimum=2)),
+        _crossbar),
 ]}
 
 
