@@ -4,6 +4,7 @@ The command line and the test benches both build components through this table, 
 parameter is named, typed, defaulted and documented in exactly one place.
 """
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -14,6 +15,7 @@ from .arbiter import Arbiter
 from .crossbar import Crossbar
 from .fork import FORK_MODES, Fork
 from .join import Join
+from .lif_params import loihi, tinyodin
 from .params import ParameterError
 from .skid_buffer import SkidBuffer
 from .token_queue import TokenQueue
@@ -76,14 +78,9 @@ CROSSBAR_PRESETS = ("tinyodin", "loihi")
 def _crossbar(axons: int, neurons: int, banks: int, preset: str, weight_width: int) -> Crossbar:
     """A crossbar tile with a preset's neuron arithmetic at its default threshold and leak.
 
-    The presets are ``snn.lif``'s, the specification the tile is tested against; imported here
-    rather than at the top because ``hw`` sits below ``snn`` and only this entry needs them.
+    The presets are those that ``snn.lif``'s golden model, the tile's specification, is tested with.
     """
-    import dataclasses
-
-    from snn import lif
-
-    params = lif.tinyodin() if preset == "tinyodin" else lif.loihi()
+    params = tinyodin() if preset == "tinyodin" else loihi()
     if weight_width > params.membrane_width:
         raise ParameterError(f"xbar: weight_width={weight_width} is wider than the {preset} "
                              f"membrane ({params.membrane_width} bits)")
