@@ -1,9 +1,8 @@
 """The crossbar tile FU: A axons x N leaky integrate-and-fire neurons over block RAM, B banks.
 
-The neuron arithmetic is specified by ``snn.lif.LifCrossbarModel`` and its ``LifParams``; this
-module implements it bit for bit (see ``docs/crossbar.md`` for the datapath, the exact cycle
-costs and the one choice it refuses). ``hw`` sits below ``snn`` in the dependency order, so the
-parameters are taken as any object with ``LifParams``' fields rather than imported.
+The neuron arithmetic is specified by ``snn.lif.LifCrossbarModel``; its parameters are
+``hw.lif_params.LifParams``. This module implements it bit for bit (see ``docs/crossbar.md``
+for the datapath, the exact cycle costs and the one choice it refuses).
 """
 
 from amaranth.hdl import C, Module, Mux, Signal, signed
@@ -57,7 +56,7 @@ def _check_params(params):
     missing = [name for name in _LIF_FIELDS if not hasattr(params, name)]
     if missing:
         raise ParameterError(f"Crossbar: params={params!r} is not a LifParams (it lacks "
-                             f"{', '.join(missing)}); pass snn.lif.tinyodin(), snn.lif.loihi() or a "
+                             f"{', '.join(missing)}); pass hw.lif_params.tinyodin(), loihi() or a "
                              f"LifParams")
     if params.refractory != 0:
         raise ParameterError(f"Crossbar: refractory={params.refractory} is not supported by the RTL "
@@ -88,7 +87,7 @@ class Crossbar(wiring.Component):
 
     Parameters
     ----------
-    params : snn.lif.LifParams
+    params : hw.lif_params.LifParams
         The neuron arithmetic (generation-time: threshold, leak and widths are constants).
         ``refractory=1`` is refused.
     axons, neurons, banks : int
