@@ -305,14 +305,24 @@ def fabric_spec(size: int, width: int):
     }, f"bench {size}x{size} w{width}")
 
 
-def fabric_job(size: int, width: int, target: str, seeds: tuple[int, ...], build_root: str) -> dict:
-    """Worker: one fabric through the whole flow; a part too small is a result, not an error."""
+def fabric_job(size: int, width: int, target: str, seeds: tuple[int, ...], build_root: str,
+               harness: bool = False) -> dict:
+    """Worker: one fabric through the whole flow; a part too small is a result, not an error.
+
+    By default every host-port, ``ctrl`` and ``readback`` bit is a pin, placed where nextpnr
+    likes (no pin constraints). With ``harness`` the fabric sits in a
+    :class:`PinLimitedHarness` instead (two pins, every port bit from or into a flip-flop), so
+    that no pin pulls a bit of the data network towards its own corner of the die."""
     started = time.perf_counter()
-    name = f"fabric_{size}x{size}_w{width}"
-    entry = {"part": "fabric", "target": target, "size": size, "width": width}
+    name = f"fabric_{size}x{size}_w{width}" + ("_harness" if harness else "")
+    entry = {"part": "fabric", "target": target, "size": size, "width": width, "harness": harness}
     try:
-        result = fpga.build(Fabric(fabric_spec(size, width)), name, target, seeds=seeds,
-                            build_root=Path(build_root))
+        if harness:
+            result, entry["fold"] = place_in_harness(lambda: Fabric(fabric_spec(size, width)), name,
+                                                     target, seeds, Path(build_root))
+        else:
+            result = fpga.build(Fabric(fabric_spec(size, width)), name, target, seeds=seeds,
+                                build_root=Path(build_root))
     except fpga.ToolError as error:
         run_dir = Path(build_root) / target / name
         entry.update(fits=False, error=_first_error(error), **_failed_fit(run_dir, target, name))
@@ -416,7 +426,8 @@ def region_timing(report_path: Path) -> list[dict]:
             if "clk" not in endpoint["event"]:
                 continue
             delay = endpoint["delay"][-1] if isinstance(endpoint["delay"], list) else endpoint["delay"]
-            region = next(name for name, pattern in FABRIC_REGIONS if re.match(pattern, endpoint["cell"]))
+            cell = endpoint["cell"].removeprefix("dut.")       # a fabric in PinLimitedHarness
+            region = next(name for name, pattern in FABRIC_REGIONS if re.match(pattern, cell))
             if delay > worst.get(region, (-1.0,))[0]:
                 worst[region] = (delay, endpoint["cell"], endpoint["port"])
     return [{"region": region, "arrival_ns": round(delay, 3), "bound_mhz": round(1000 / delay, 1),
@@ -527,7 +538,7 @@ def describe(entry: dict) -> str:
     if entry["part"] == "switch":
         return (f"switch {entry['target']:<16} ({entry['n_fu_in']},{entry['n_fu_out']}): "
                 f"{entry['luts']} LUT {entry['ffs']} FF {_fmax(entry)} MHz ({entry['seconds']:.0f} s)")
-    size = f"{entry['size']}x{entry['size']} w{entry['width']}"
+    size = f"{_grid_label(entry)} w{entry['width']}"
     if not entry["fits"]:
         return f"fabric {entry['target']} {size}: does not fit ({entry['seconds']:.0f} s)"
     return (f"fabric {entry['target']} {size}: {entry['luts']} LUT {entry['ffs']} FF "
@@ -600,7 +611,7 @@ def markdown(results: dict) -> str:
     lines = ["# RSN switch and fabric", ""]
     lines += _links_table(results["links"])
     lines += _switch_tables(results["switches"], results["meta"])
-    lines += _fabric_table(results["fabrics"], results["meta"])
+    lines += _fabric_table(results["fabrics"], results["meta"], results.get("fabric_notes", []))
     lines += _footer(results["meta"])
     return "\n".join(lines) + "\n"
 
@@ -654,16 +665,18 @@ def _lut_breakdown(switches: list[dict]) -> list[str]:
     return lines
 
 
-def _fabric_table(fabrics: list[dict], meta: dict) -> list[str]:
+def _fabric_table(fabrics: list[dict], meta: dict, notes: list[str] = ()) -> list[str]:
     lines = [f"## Fabric area and Fmax by grid size ({FABRIC_TARGET})", "",
              "Default tile mix (each row \"mem mac alu\" repeated or cut to the column count), "
              "default depths, host port `in0` on tile (0,0) W and `out0` on the last tile E. "
-             "Utilisation = nextpnr's packed cells / available.", "",
+             "Utilisation = nextpnr's packed cells / available. Plain rows have every port bit on "
+             "a pin (no pin constraints); rows marked *harness* are the same fabric inside "
+             "`PinLimitedHarness` (two pins; LUT/FF include the harness's own), see the notes.", "",
              "| grid | width | LUT | FF | BRAM | MULT18 | logic cells (util.) | Fmax (MHz) "
              "| critical path (from -> to) | logic / routing (ns) |",
              "|---|---:|---:|---:|---:|---:|---:|---:|---|---:|"]
     for e in fabrics:
-        grid = f"{e['size']}x{e['size']}"
+        grid = _grid_label(e)
         if not e["fits"]:
             comb = e.get("utilisation", {}).get("TRELLIS_COMB", {})
             need = f"{comb['used']}/{comb['available']}" if comb else "?"
@@ -679,13 +692,19 @@ def _fabric_table(fabrics: list[dict], meta: dict) -> list[str]:
             f"| {_fmax(e)} | {_path_summary(path)} "
             f"| {path.get('logic_ns', 0):.1f} / {path.get('routing_ns', 0):.1f} |")
     lines.append("")
+    lines += [*notes, ""] if notes else []
     lines += _region_table([e for e in fabrics if e["fits"]])
     lines += ["Critical paths (cells as nextpnr names them; Amaranth source lines from the `src` "
               "attributes Yosys keeps; Yosys' own cell library lines left out):", ""]
     for e in fabrics:
         if e["fits"]:
-            lines += _path_detail(f"{e['size']}x{e['size']} w{e['width']}", e["critical_path"])
+            lines += _path_detail(f"{_grid_label(e)} w{e['width']}", e["critical_path"])
     return lines + [""]
+
+
+def _grid_label(entry: dict) -> str:
+    """``4x4``, or ``4x4 harness`` for a fabric built in PinLimitedHarness."""
+    return f"{entry['size']}x{entry['size']}" + (" harness" if entry.get("harness") else "")
 
 
 def _region_table(fabrics: list[dict]) -> list[str]:
@@ -693,7 +712,7 @@ def _region_table(fabrics: list[dict]) -> list[str]:
     critical path (one path per design) hides when a FU is slower."""
     if not fabrics:
         return []
-    header = " | ".join(f"{e['size']}x{e['size']} w{e['width']}" for e in fabrics)
+    header = " | ".join(f"{_grid_label(e)} w{e['width']}" for e in fabrics)
     lines = ["Worst arrival at a register, by the part of the fabric the register is in (from "
              "nextpnr's `--detailed-timing-report`; ns after the clock edge, setup not included; "
              "MHz = 1000 / ns is the Fmax that part alone would allow):", "",
@@ -788,20 +807,28 @@ def run_parts(argv=None) -> dict:
     parser = argparse.ArgumentParser(prog="python -m bench.rsn", description=run_parts.__doc__.split("\n")[0])
     parser.add_argument("--grids", default="", help="fabric sizes, comma-separated (e.g. 2,3,4)")
     parser.add_argument("--switch", action="store_true", help="also the switch area/Fmax part")
+    parser.add_argument("--harness", action="store_true",
+                        help="build the fabrics in PinLimitedHarness (two pins) instead of with "
+                             "every port bit on a pin")
     parser.add_argument("--jobs", type=int, default=1, help="parallel builds (default 1)")
     parser.add_argument("--record", action="store_true",
                         help="replace these parts in bench/results/rsn.json and rewrite rsn.md")
+    parser.add_argument("--notes", type=Path, default=None,
+                        help="with --record: a Markdown file whose text becomes the fabric "
+                             "section's analysis (what limits Fmax), kept in rsn.json")
     args = parser.parse_args(argv)
     grids = tuple(int(size) for size in args.grids.split(",") if size)
     started = time.perf_counter()
     build_root = str(fpga.BUILD_ROOT)
-    jobs = [(fabric_job, size, FABRIC_WIDTH, FABRIC_TARGET, FABRIC_SEEDS, build_root)
+    jobs = [(fabric_job, size, FABRIC_WIDTH, FABRIC_TARGET, FABRIC_SEEDS, build_root, args.harness)
             for size in sorted(grids, reverse=True)]
     if args.switch:
         jobs += [(switch_job, n_in, n_out, target, SWITCH_SEEDS, build_root)
                  for n_in, n_out in reversed(SWITCH_CONFIGS) for target in SWITCH_TARGETS]
     done = run_jobs(jobs, args.jobs, describe=describe)
-    run = {"parts": [f"fabric {size}x{size}" for size in grids] + (["switches"] if args.switch else []),
+    harnessed = " in PinLimitedHarness" if args.harness else ""
+    run = {"parts": [f"fabric {size}x{size}{harnessed}" for size in grids]
+           + (["switches"] if args.switch else []),
            "git_revision": git("rev-parse", "--short", "HEAD"),
            "git_tracked_changes": bool(git("status", "--porcelain", "--untracked-files=no")),
            "date": _now(), "workers": args.jobs,
@@ -810,15 +837,18 @@ def run_parts(argv=None) -> dict:
     path = RESULTS / "rsn.json" if args.record else out_dir / "rsn_parts.json"
     if args.record:
         results = json.loads(path.read_text())
-        replaced = {(e["size"], e["width"]) for e in done if e["part"] == "fabric"}
-        fabrics = [e for e in results["fabrics"] if (e["size"], e["width"]) not in replaced]
-        results["fabrics"] = sorted(fabrics + [e for e in done if e["part"] == "fabric"],
-                                    key=lambda e: (e["width"], e["size"]))
+        def key(e):
+            return e.get("harness", False), e["width"], e["size"]
+        replaced = {key(e) for e in done if e["part"] == "fabric"}
+        fabrics = [e for e in results["fabrics"] if key(e) not in replaced]
+        results["fabrics"] = sorted(fabrics + [e for e in done if e["part"] == "fabric"], key=key)
         if args.switch:
             results["switches"] = sorted(
                 (e for e in done if e["part"] == "switch"),
                 key=lambda e: (e["target"], e["switch_inputs"] + e["switch_outputs"]))
         results["meta"].setdefault("reruns", []).append(run)
+        if args.notes is not None:
+            results["fabric_notes"] = args.notes.read_text().strip().splitlines()
     else:
         out_dir.mkdir(parents=True, exist_ok=True)
         results = {"run": run, "fabrics": [e for e in done if e["part"] == "fabric"],
