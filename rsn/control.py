@@ -1,6 +1,7 @@
 """The RSN control plane: a dispenser at the top and a control chain through the tiles.
 
-Control words enter the fabric on ``ctrl`` and travel tile to tile (row-major order) on the
+Control words enter the fabric on ``ctrl`` and travel tile to tile (serpentine order: row 0
+west to east, row 1 east to west, ...; every hop between neighbours) on the
 **control chain**, a 32-bit stream with a register slice per hop, so no control signal fans out
 to the whole grid and Fmax does not fall with the grid size. Every tile parses the packets going
 by (:class:`PacketTracker`) and takes what targets it: micro-op bodies into its expanders, register
@@ -400,7 +401,8 @@ class Dispenser(wiring.Component):
 
 
 def connect_control_chain(m: Module, dispenser: Dispenser, tiles):
-    """Chain ``tiles`` (in row-major order) after ``dispenser``, both ways."""
+    """Chain ``tiles`` (in chain order, :meth:`FabricSpec.chain_order`) after ``dispenser``,
+    both ways."""
     tiles = list(tiles)
     wiring.connect(m, dispenser.chain, tiles[0].chain_in)
     for upstream, downstream in zip(tiles, tiles[1:], strict=False):

@@ -94,8 +94,8 @@ def queue_latency(depth: int) -> int:
 
 
 def _chain_index(spec, tile) -> int:
-    """Position of ``tile`` on the control chain (row-major)."""
-    return tile[0] * spec.cols + tile[1]
+    """Position of ``tile`` on the control chain (serpentine, :meth:`FabricSpec.chain_order`)."""
+    return spec.chain_order().index(tile)
 
 
 def dispatch_latency(spec, tile) -> int:
@@ -244,12 +244,13 @@ class _Word:
 
 
 def _image_words(image, spec) -> list[_Word]:
+    chain = {tile: index for index, tile in enumerate(spec.chain_order())}
     words = []
     for packet in split_packets(image):
         words.append(_Word(start=packet.opcode == Opcode.START))
         words.append(_Word())
         unit = {Opcode.SWITCH: "switch", Opcode.FU: "fu"}.get(packet.opcode)
-        targets = frozenset(_chain_index(spec, tile) for tile in packet.tiles(spec.rows, spec.cols))
+        targets = frozenset(chain[tile] for tile in packet.tiles(spec.rows, spec.cols))
         for index, body in enumerate(packet.bodies):
             words.append(_Word())
             if unit is None:
@@ -656,7 +657,7 @@ class _FabricTiming:
         spec = compiled.spec
         self.spec = spec
         self.tiles = {tile: _TileTiming(spec, tile) for tile in spec.all_tiles()}
-        self.order = [self.tiles[tile] for tile in spec.all_tiles()]
+        self.order = [self.tiles[tile] for tile in spec.chain_order()]
         self.chain = _ControlChain(_image_words(compiled.image, spec), self.order)
         self.host_out: dict[str, _Fifo] = {}
         self.arrivals: dict[str, list[int]] = {}

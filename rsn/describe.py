@@ -44,7 +44,7 @@ def describe(spec: FabricSpec, metadata: dict | None = None) -> dict:
                   for row, col in spec.all_tiles()],
         "host_ports": [{"name": port.name, "tile": list(port.tile), "side": port.side,
                         "direction": port.direction} for port in spec.host_ports],
-        "control_chain_order": "row-major from tile [0, 0]",
+        "control_chain_order": "serpentine from tile [0, 0]: even rows west to east, odd rows east to west",
         "registers": REGISTERS,
         "global_registers": GLOBAL_REGISTERS,
         "opcodes": {member.name: member.value for member in Opcode},

@@ -47,7 +47,7 @@ class Fabric(wiring.Component):
         for row, col in spec.all_tiles():
             tiles[row, col] = Tile(spec, row, col, max_window=self.max_window)
             m.submodules[f"tile_{row}_{col}"] = tiles[row, col]
-        order = [tiles[tile] for tile in spec.all_tiles()]    # the control chain, row-major
+        order = [tiles[tile] for tile in spec.chain_order()]  # the control chain, serpentine
 
         m.submodules.dispenser = dispenser = Dispenser()
         wiring.connect(m, wiring.flipped(self.ctrl), dispenser.ctrl)

@@ -50,6 +50,12 @@ class FabricSpec:
     def all_tiles(self):
         return [(row, col) for row in range(self.rows) for col in range(self.cols)]
 
+    def chain_order(self):
+        """The tiles in control-chain order: serpentine, row 0 west to east, row 1 east to west
+        and so on, so that every hop of the control and read-back chains joins neighbours."""
+        return [(row, col) for row in range(self.rows)
+                for col in (range(self.cols) if row % 2 == 0 else reversed(range(self.cols)))]
+
     def neighbour(self, tile, side: str):
         """The tile across ``side`` of ``tile``, or None at the boundary."""
         row, col = tile[0] + _STEP[side][0], tile[1] + _STEP[side][1]

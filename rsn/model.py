@@ -162,7 +162,8 @@ class FabricModel:
         A SWITCH or FU packet waits at a tile whose expander still holds an earlier packet: the
         control chain is blocked there, as in the hardware. Returns (targets served, complete).
         """
-        targets = packet.tiles(self.spec.rows, self.spec.cols)
+        chain = self.spec.chain_order()
+        targets = sorted(packet.tiles(self.spec.rows, self.spec.cols), key=chain.index)
         opcode = packet.opcode
         while delivered < len(targets):
             tile = targets[delivered]
