@@ -139,7 +139,6 @@ class MacFu(wiring.Component):
         uop = Signal(MacUop)            # the micro-op taking inputs
         active = Signal()
         index = Signal(12)              # k within the current row (or load)
-        last_index = Signal(12)         # length - 1 (modulo 2**12), kept from the micro-op
         rows_left = Signal(16)          # rows after the current one
 
         # Pipeline (one row of registers per stage, all moving together on `advance`):
@@ -170,7 +169,7 @@ class MacFu(wiring.Component):
         took_a = operand_a.valid & operand_a.ready
         loaded = is_load & operand_b.valid & operand_b.ready
         take = took_a | loaded
-        row_done = index == last_index
+        row_done = index == (uop.length - 1)[:len(index)]
         final_take = take & row_done & (is_load | (rows_left == 0))
         m.d.comb += self.uop.ready.eq(~active | final_take)
 
@@ -182,7 +181,6 @@ class MacFu(wiring.Component):
             m.d.sync += active.eq(0)
         with m.If(self.uop.valid & self.uop.ready):
             m.d.sync += [uop.eq(self.uop.payload), index.eq(0),
-                         last_index.eq((self.uop.payload.length - 1)[:len(last_index)]),
                          rows_left.eq(self.uop.payload.rows - 1), active.eq(1)]
 
         m.d.comb += [
