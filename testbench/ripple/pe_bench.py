@@ -1,0 +1,422 @@
+"""Bench for the Ripple PE: operator phases against ripple_core.ops, the specification.
+
+A **phase** configures the PE as one operator (configuration word, then the constants of its
+``const`` and ``hold`` slots, each through the config bus), feeds its operand streams and
+expects, on each output port, exactly the tokens the golden operator emits. The golden side
+(:func:`golden`) plays the operator's own state machine from :mod:`ripple_core.ops` over
+unbounded slots: in ordered dataflow what a port emits does not depend on timing, so the RTL's
+ports must carry exactly those sequences whatever the stalls and queue depths.
+
+After a phase's streams are in and its outputs out, the bench waits :data:`QUIET` cycles (an
+extra token would show), reads the status register (operator back in its first state, which
+constant slots are still armed) and checks the firing count against the golden model. Then the
+next phase reconfigures the same PE. A bench with several phases uses *drained* stimulus (every
+token is taken, so nothing is left in a queue for the next operator); a single phase may leave
+tokens behind, at most the one that stands at each slot's front.
+"""
+
+import random
+from collections import deque
+from dataclasses import dataclass, field
+
+from ripple_core.graph import Node, op_ports
+from ripple_core.ops import MASK, STREAM_COMPARES, make_operator, stream_finished, wrap
+from ripple_core.pe import N_PORTS, N_SLOTS, PE_OPS, REG_CONFIG, REG_CONST, REG_STATUS, pe_config_word
+from testbench.streams import (
+    PROFILES,
+    NoProgressError,
+    ProtocolMonitor,
+    Schedule,
+    ScoreboardError,
+    SinkDriver,
+    SourceDriver,
+)
+
+__all__ = ["Phase", "GoldenRun", "golden", "random_phase", "drained", "with_front", "PeBench",
+           "OPERATORS", "QUIET", "run_pe_amaranth", "make_pe_bench"]
+
+QUIET = 12      # cycles without a transfer that end a phase
+OPERATORS = [name for name in PE_OPS if not name.startswith("GEP")]
+CFG = ("cfg__addr", "cfg__data", "cfg__write", "cfg__read")
+
+
+@dataclass
+class Phase:
+    """One operator configuration and its operand streams (signed values)."""
+    op: str
+    streams: list                       # per slot: tokens (edge slots only)
+    kinds: tuple = ("edge",) * N_SLOTS
+    consts: tuple = (0,) * N_SLOTS      # the constant of each const/hold slot
+    pred: bool = False
+    cmp: str = "SLT"
+    drop: tuple = ()
+    delays: dict = field(default_factory=dict)      # slot -> cycles its source waits at the start
+
+    @property
+    def attrs(self) -> dict:
+        return {"pred": self.pred, "cmp": self.cmp}
+
+    def to_json(self) -> dict:
+        return {"op": self.op, "streams": self.streams, "kinds": list(self.kinds),
+                "consts": list(self.consts), "pred": self.pred, "cmp": self.cmp, "drop": list(self.drop),
+                "delays": {str(k): v for k, v in self.delays.items()}}
+
+    @classmethod
+    def from_json(cls, d) -> "Phase":
+        return cls(d["op"], d["streams"], tuple(d["kinds"]), tuple(d["consts"]), d["pred"], d["cmp"],
+                   tuple(d["drop"]), {int(k): v for k, v in d["delays"].items()})
+
+
+@dataclass
+class GoldenRun:
+    outputs: list           # per port: emitted tokens (signed)
+    taken: list             # per slot: tokens taken
+    left: list              # per slot: tokens still there (const/hold slots included)
+    firings: int
+    idle: bool
+
+
+def n_slots(op: str) -> int:
+    return op_ports(Node("pe", op, []))[0][0]
+
+
+def golden(phase: Phase, limit: int = 20_000) -> GoldenRun:
+    """Fire the ops.py operator while its rule holds, over unbounded slots."""
+    count = n_slots(phase.op)
+    operator = make_operator(Node("pe", phase.op, [None] * count, phase.attrs))
+    slots = []
+    for k in range(count):
+        kind = phase.kinds[k]
+        tokens = phase.streams[k] if kind == "edge" else [phase.consts[k]]
+        slots.append(deque(wrap(t) for t in tokens))
+
+    class View:
+        def has(self, i):
+            return bool(slots[i])
+
+        def peek(self, i):
+            return slots[i][0]
+
+    view, outputs, taken, firings = View(), [[] for _ in range(N_PORTS)], [0] * count, 0
+    while (fire := operator.plan(view, None)) is not None:
+        for i in fire.take:
+            if phase.kinds[i] != "hold":
+                slots[i].popleft()
+                taken[i] += 1
+        for port, value in fire.out:
+            outputs[port].append(value)
+        operator.commit(fire)
+        firings += 1
+        if firings > limit:
+            raise AssertionError(f"{phase.op} keeps firing: the stimulus never ends")
+    outputs = [[] if port in phase.drop else tokens for port, tokens in enumerate(outputs)]
+    return GoldenRun(outputs, taken, [len(slot) for slot in slots], firings, operator.idle())
+
+
+def with_front(phase: Phase) -> Phase:
+    """Cut each edge stream after its taken tokens and the one at its front (later ones never matter)."""
+    run = golden(phase)
+    streams = [list(tokens) for tokens in phase.streams]
+    for k in range(len(run.taken)):
+        if phase.kinds[k] == "edge":
+            streams[k] = streams[k][:run.taken[k] + min(run.left[k], 1)]
+    return Phase(**{**phase.__dict__, "streams": streams})
+
+
+def drained(phase: Phase) -> Phase:
+    """Cut each edge stream to the tokens the operator takes, until nothing is left over."""
+    while True:
+        run = golden(phase)
+        streams = [list(t[:run.taken[k]]) if k < len(run.taken) and phase.kinds[k] == "edge" else []
+                   for k, t in enumerate(phase.streams)]
+        if streams == [list(t) for t in phase.streams]:
+            return phase
+        phase = Phase(**{**phase.__dict__, "streams": streams})
+
+
+# ---------------------------------------------------------------------------- stimulus
+
+EDGES = [0, 1, -1, 2, -2, 31, 32, 33, -(1 << 31), (1 << 31) - 1, -(1 << 31) + 1, (1 << 31) - 2]
+
+
+def value(rng: random.Random) -> int:
+    r = rng.random()
+    if r < 0.35:
+        return rng.choice(EDGES)
+    if r < 0.6:
+        return rng.randint(-40, 40)
+    return wrap(rng.getrandbits(32))
+
+
+def decider(rng: random.Random, truth: bool | None = None) -> int:
+    """A decider token; nonzero is true, and not every true one is 1."""
+    if truth is None:
+        truth = rng.random() < 0.5
+    if not truth:
+        return 0
+    return 1 if rng.random() < 0.7 else rng.choice([v for v in EDGES if v] + [rng.randint(2, 99)])
+
+
+def _kinds(rng, count, edges) -> tuple:
+    kinds = [("edge" if k in edges else rng.choices(["edge", "const", "hold"], [6, 2, 2])[0])
+             for k in range(count)]
+    return tuple(kinds + ["edge"] * (N_SLOTS - count))
+
+
+def _around(rng, n) -> int:
+    return max(0, n + rng.randint(-2, 2))
+
+
+def _stream_tuple(rng, cmp, fixed) -> tuple:
+    """(start, bound, step) with at most 24 indices; ``fixed`` pins const/hold slots."""
+    for _ in range(400):
+        start = rng.choice([rng.randint(-20, 20), value(rng)])
+        bound = wrap(rng.choice([start + rng.randint(-6, 24), rng.randint(-20, 20), value(rng)]))
+        step = rng.choice([1, 1, 2, 3, -1, -2, -3, 0, 7])
+        start, bound, step = (fixed.get(k, x) for k, x in enumerate((start, bound, step)))
+        index, count = start, 0
+        while count <= 24 and not stream_finished(cmp, index, bound):
+            index, count = wrap(index + step), count + 1
+        if count <= 24:
+            return start, bound, step
+    return None
+
+
+def _stream_tuples(rng, cmp, kinds, consts, count) -> list:
+    """``count`` finite (start, bound, step) tuples; const/hold slots keep the first tuple's value."""
+    fixed, tuples = {}, []
+    for _ in range(count):
+        found = _stream_tuple(rng, cmp, fixed)
+        # (0, 0, 1) ends in at most one index in every mode; a later tuple may repeat the first.
+        found = found or (tuples[0] if tuples else (0, 0, 1))
+        tuples.append(found)
+        fixed = {k: found[k] for k in (1, 2) if kinds[k] != "edge"}
+    return tuples
+
+
+def random_phase(op: str, rng: random.Random) -> Phase:
+    """Random operand streams for ``op``, with random const/hold slots and dropped ports."""
+    count, n = n_slots(op), rng.randint(3, 16)
+    pred, cmp = rng.random() < 0.5, rng.choice(STREAM_COMPARES)
+    drop = tuple(p for p in range(N_PORTS) if rng.random() < 0.15)
+    streams = [[] for _ in range(N_SLOTS)]
+    consts = tuple(value(rng) for _ in range(N_SLOTS))
+    if op in ("SELECT", "STEER", "MERGE"):
+        kinds = _kinds(rng, count, {0})
+        streams[0] = [decider(rng) for _ in range(n)]
+        truths = sum(bool(d) for d in streams[0])
+        lengths = {"SELECT": (n, n), "STEER": (n, 0), "MERGE": (truths, n - truths)}[op]
+        for k in range(1, count):
+            streams[k] = [value(rng) for _ in range(_around(rng, lengths[k - 1]))]
+    elif op in ("CARRY", "INVARIANT"):
+        kinds = _kinds(rng, count, {0})
+        for _ in range(rng.randint(1, 4)):
+            laps = rng.choice([0, 0, 1, 2, 3, 5])
+            streams[0] += [decider(rng, pred) for _ in range(laps)] + [decider(rng, not pred)]
+            streams[1].append(value(rng))
+            streams[2] += [value(rng) for _ in range(laps)]
+        if rng.random() < 0.3:
+            streams[0].append(decider(rng))
+    elif op == "STREAM":
+        kinds = _kinds(rng, count, {0})
+        tuples = _stream_tuples(rng, cmp, kinds, consts, rng.randint(1, 3))
+        streams[:3] = [list(column) for column in zip(*tuples, strict=True)]
+        consts = tuple(tuples[0][k] if kinds[k] != "edge" else consts[k] for k in range(N_SLOTS))
+    else:       # binary operators, ORDER, ID
+        kinds = _kinds(rng, count, {rng.randrange(count)})
+        for k in range(count):
+            streams[k] = [value(rng) for _ in range(_around(rng, n))]
+    streams = [tokens if k < count else [] for k, tokens in enumerate(streams)]
+    return Phase(op, streams, kinds, consts, pred, cmp, drop)
+
+
+# ---------------------------------------------------------------------------- bench
+
+def _expect(condition: bool, message: str):
+    if not condition:
+        raise ScoreboardError(message)
+
+
+class PeBench:
+    """Runs phases one after another on one PE; the interface of :class:`StreamBench`.
+
+    Per phase: config writes (one per cycle), a read-back of the configuration word, the
+    operand streams, then :data:`QUIET` idle cycles and a read of the status register.
+    """
+
+    def __init__(self, ports, phases, profile: str, rng: random.Random):
+        self.ports = {port.prefix: port for port in ports}
+        self.phases = list(phases)
+        self.goldens = [golden(phase) for phase in self.phases]
+        self.stall = PROFILES[profile]
+        self.rng = rng
+        self.monitors = [ProtocolMonitor(port) for port in ports]
+        self.sinks = [SinkDriver(self.ports[f"o__{p}"], self.stall.backpressure,
+                                 random.Random(rng.getrandbits(64))) for p in range(N_PORTS)]
+        self.sampled = [name for port in ports for name in (port.valid, port.ready, port.payload)] \
+            + ["cfg__rdata", "firings", "idle"]
+        self.cycles = 0
+        self.checker = self
+        self.index = -1
+        self.firings_before = 0
+        self._next_phase(0)
+
+    # -- StreamBench interface
+    @property
+    def driven(self) -> list[str]:
+        names = [name for k in range(N_SLOTS) for name in (f"i__{k}__valid", f"i__{k}__payload")]
+        return names + [f"o__{p}__ready" for p in range(N_PORTS)] + list(CFG)
+
+    def idle_values(self) -> dict:
+        return {name: 0 for name in self.driven}
+
+    @property
+    def finished(self) -> bool:
+        return self.index >= len(self.phases)
+
+    def complete(self) -> bool:
+        return self.finished
+
+    def finish(self):
+        _expect(self.finished, f"the bench stopped in phase {self.index}")
+
+    def progress(self) -> str:
+        if self.finished:
+            return "all phases done"
+        phase = self.phases[self.index]
+        got = [len(r) for r in self.received]
+        want = [len(t) for t in self.goldens[self.index].outputs]
+        sent = [f"{s.sent}/{len(s.tokens)}" for s in self.sources]
+        return f"phase {self.index} ({phase.op}, {self.step}): inputs sent {sent}, outputs {got} of {want}"
+
+    def no_progress(self, max_cycles: int) -> NoProgressError:
+        return NoProgressError(f"no completion after {max_cycles} cycles: {self.progress()}")
+
+    # -- phases
+    def _next_phase(self, cycle):
+        self.index += 1
+        if self.finished:
+            return
+        phase = self.phases[self.index]
+        writes = [(REG_CONFIG, pe_config_word(phase.op, pred=phase.pred, cmp=phase.cmp, slots=phase.kinds,
+                                              drop=phase.drop))]
+        writes += [(REG_CONST + k, phase.consts[k] & MASK) for k in range(n_slots(phase.op))
+                   if phase.kinds[k] != "edge"]
+        self.writes = deque(writes)
+        self.config_word = writes[0][1]
+        self.step = "config"
+        self.start = None
+        self.received = [[] for _ in range(N_PORTS)]
+        self.sources = []
+        for k in range(N_SLOTS):
+            tokens = [t & MASK for t in phase.streams[k]] if phase.kinds[k] == "edge" else []
+            delay = phase.delays.get(k, 0)
+            idle = self.stall.idle if not delay else Schedule((delay, 1.0), (None, self.stall.idle.at(10**9)))
+            self.sources.append(SourceDriver(self.ports[f"i__{k}"], tokens, idle,
+                                             random.Random(self.rng.getrandbits(64))))
+
+    def drive(self, cycle: int) -> dict:
+        values = {"cfg__write": 0, "cfg__read": 0, "cfg__addr": self.rng.getrandbits(16),
+                  "cfg__data": self.rng.getrandbits(32)}
+        running = self.step == "run"
+        for source in self.sources:
+            if running:
+                values.update(source.drive(cycle - self.start))
+            else:
+                values.update({source.port.valid: 0, source.port.payload: self.rng.getrandbits(32)})
+        for sink in self.sinks:
+            values.update(sink.drive(cycle))
+        if self.step == "config" and self.writes:
+            address, data = self.writes[0]
+            values.update({"cfg__write": 1, "cfg__addr": address, "cfg__data": data})
+        elif self.step in ("readback", "status"):
+            address = REG_CONFIG if self.step == "readback" else REG_STATUS
+            values.update({"cfg__read": 1, "cfg__addr": address})
+        return values
+
+    def observe(self, cycle: int, sample: dict):
+        self.cycles = cycle + 1
+        if self.finished:
+            return
+        transfers = {}
+        for monitor in self.monitors:
+            port = monitor.port
+            if monitor.observe(cycle, sample[port.valid], sample[port.ready], sample[port.payload]):
+                transfers[port.prefix] = sample[port.payload]
+        for source in self.sources:
+            source.observe(source.port.prefix in transfers)
+        for p, sink in enumerate(self.sinks):
+            sink.observe(sink.port.prefix in transfers)
+            if sink.port.prefix in transfers:
+                self._output(cycle, p, transfers[sink.port.prefix])
+        moved = bool(transfers)
+        if moved:
+            self.last_move = cycle
+        self._advance(cycle, sample)
+
+    def _output(self, cycle, port, payload):
+        gold = self.goldens[self.index].outputs[port]
+        got = self.received[port]
+        phase = self.phases[self.index]
+        _expect(len(got) < len(gold), f"cycle {cycle}: phase {self.index} ({phase.op}): extra token "
+                                      f"{payload:#x} on o[{port}] after {len(gold)} expected ones")
+        _expect(payload == gold[len(got)] & MASK,
+                f"cycle {cycle}: phase {self.index} ({phase.op}): o[{port}] token #{len(got)} is "
+                f"{payload:#x}, expected {gold[len(got)] & MASK:#x}")
+        got.append(payload)
+
+    def _advance(self, cycle, sample):
+        phase, gold = self.phases[self.index], self.goldens[self.index]
+        if self.step == "config":
+            if self.writes:
+                self.writes.popleft()
+            if not self.writes:
+                self.step = "readback"
+        elif self.step == "readback":
+            self.step = "readback-check"
+        elif self.step == "readback-check":
+            _expect(sample["cfg__rdata"] == self.config_word,
+                    f"phase {self.index} ({phase.op}): config reads back {sample['cfg__rdata']:#x}, "
+                    f"wrote {self.config_word:#x}")
+            self.step, self.start, self.last_move = "run", cycle + 1, cycle
+        elif self.step == "run":
+            done = all(s.done for s in self.sources) \
+                and all(len(r) == len(g) for r, g in zip(self.received, gold.outputs, strict=True))
+            if done and cycle - self.last_move >= QUIET:
+                self.step = "status"
+        elif self.step == "status":
+            self.step = "status-check"
+        elif self.step == "status-check":
+            armed = sum(1 << k for k in range(len(gold.left)) if phase.kinds[k] != "edge" and gold.left[k])
+            expected = int(gold.idle) | armed << 1
+            _expect(sample["cfg__rdata"] == expected,
+                    f"phase {self.index} ({phase.op}): status {sample['cfg__rdata']:#06b}, expected "
+                    f"{expected:#06b} (bit 0 first state, bits 1-3 armed constant slots)")
+            _expect(sample["idle"] == int(gold.idle), f"phase {self.index} ({phase.op}): idle is "
+                                                     f"{sample['idle']}, the golden operator's {gold.idle}")
+            firings = sample["firings"] - self.firings_before
+            _expect(firings == gold.firings, f"phase {self.index} ({phase.op}): {firings} firings, the "
+                                             f"golden operator's {gold.firings}")
+            self.firings_before = sample["firings"]
+            self._next_phase(cycle)
+
+    @property
+    def max_cycles(self) -> int:
+        tokens = sum(len(s) for p in self.phases for s in p.streams) + \
+            sum(len(t) for g in self.goldens for t in g.outputs)
+        return 60 * tokens + 200 * len(self.phases) + 500
+
+
+def make_pe_bench(ports, phases, profile: str, seed: int) -> PeBench:
+    return PeBench(ports, phases, profile, random.Random(seed))
+
+
+def run_pe_amaranth(pe, phases, *, profile: str, seed: int) -> PeBench:
+    """Run ``phases`` on the PE component ``pe`` in Amaranth's simulator; returns the bench."""
+    from testbench.amaranth_sim import run_in_amaranth
+    from testbench.streams import stream_ports
+
+    ports, _ = stream_ports(pe)
+    bench = make_pe_bench(ports, phases, profile, seed)
+    run_in_amaranth(pe, bench, max_cycles=bench.max_cycles)
+    return bench
