@@ -185,8 +185,8 @@ class PinLimitedHarness(Elaboratable):
     """Drive every input port of ``dut`` from a shift register and fold every output port into
     an XOR chain, so the design needs two data pins (``serial_in``, ``signature_out``).
 
-    A switch at width 32 has several hundred port bits (``Switch(32, 3, 2)``: 271 in, 465 out,
-    ``beats`` alone is 7 x 32), more than the 206 user IOs of an HX8K ct256 or the 197 of an
+    A switch at width 32 has several hundred port bits (``Switch(32, 3, 2)``: 271 in, 353 out,
+    ``beats`` alone is 7 x 16), more than the 206 user IOs of an HX8K ct256 or the 197 of an
     ECP5-25F CABGA256, and width 16 does not fit either. Here every input comes from a flip-flop
     (as a neighbour's output register would feed it) and every output is observed (``fold`` bits
     per XOR stage into a flip-flop), so synthesis can remove nothing; the harness costs FFs and
@@ -469,7 +469,7 @@ def _relative_sources(sources) -> list[str]:
 
 # (category, pattern on the destinations a LUT feeds, as labelled by bench.attribution)
 LUT_CATEGORIES = (
-    ("beat counters (`beats[j]`, 32-bit)", r"beats"),
+    ("beat counters (`beats[j]`)", r"beats"),
     ("route countdown (`remaining[j]`, 16-bit)", r"remaining\d+\.D"),
     ("input mux into the output skid buffer", r"skid\.D"),
     ("skid-or-mux choice at the output register", r"o__(\d+__)?payload\.D$"),
@@ -773,8 +773,8 @@ def _footer(meta: dict) -> list[str]:
         "",
         "Switch harness: a bare switch has more port bits than the packages have user IOs "
         "(iCE40 HX8K ct256: 206, ECP5-25F CABGA256: 197; see port bits above, `beats` alone is "
-        "outputs x 32), at width 16 too. So LUT/FF are those of the bare switch, synthesised with "
-        "the same Yosys script, and Fmax is from placing and routing the switch inside "
+        "outputs x its counter width), at width 16 too. So LUT/FF are those of the bare switch, "
+        "synthesised with the same Yosys script, and Fmax is from placing and routing the switch inside "
         "`PinLimitedHarness`: every input port driven by a stage of a serial-in shift register, "
         "every output port folded (3 bits per XOR stage; 4 or 2 where Yosys 0.70's ABC9 fails an "
         "internal assertion on the 3-bit netlist, as recorded per switch in rsn.json) into a "
@@ -798,10 +798,11 @@ def _footer(meta: dict) -> list[str]:
 
 
 def run_parts(argv=None) -> dict:
-    """``python -m bench.rsn --grids 2,3,4 [--switch] [--record]``: only the fabric grids asked
-    for (and the switch part with ``--switch``), written to ``build/bench/parts/``; with
-    ``--record`` they replace the same parts of ``bench/results/rsn.json`` and rsn.md is
-    rewritten, the metadata saying which parts came from which run."""
+    """``python -m bench.rsn --grids 2,3,4 [--harness] [--switch] [--out FILE]``: only the fabric
+    grids asked for (and the switch part with ``--switch``), written to ``--out`` (default
+    ``build/bench/parts/rsn_parts.json``). ``python -m bench.rsn --record FILE... [--notes MD]``
+    puts such files' parts in place of the same parts of ``bench/results/rsn.json`` and rewrites
+    rsn.md, the metadata saying which parts came from which run."""
     import argparse
 
     parser = argparse.ArgumentParser(prog="python -m bench.rsn", description=run_parts.__doc__.split("\n")[0])
@@ -811,15 +812,20 @@ def run_parts(argv=None) -> dict:
                         help="build the fabrics in PinLimitedHarness (two pins) instead of with "
                              "every port bit on a pin")
     parser.add_argument("--jobs", type=int, default=1, help="parallel builds (default 1)")
-    parser.add_argument("--record", action="store_true",
-                        help="replace these parts in bench/results/rsn.json and rewrite rsn.md")
+    parser.add_argument("--out", type=Path, default=fpga.BUILD_ROOT / "parts" / "rsn_parts.json")
+    parser.add_argument("--build-root", type=Path, default=fpga.BUILD_ROOT,
+                        help="where the builds go (another one lets two runs go at once)")
+    parser.add_argument("--record", type=Path, nargs="+", default=None,
+                        help="parts files to put into bench/results/rsn.json (nothing is built)")
     parser.add_argument("--notes", type=Path, default=None,
                         help="with --record: a Markdown file whose text becomes the fabric "
                              "section's analysis (what limits Fmax), kept in rsn.json")
     args = parser.parse_args(argv)
+    if args.record:
+        return record_parts(args.record, args.notes)
     grids = tuple(int(size) for size in args.grids.split(",") if size)
     started = time.perf_counter()
-    build_root = str(fpga.BUILD_ROOT)
+    build_root = str(args.build_root.resolve())
     jobs = [(fabric_job, size, FABRIC_WIDTH, FABRIC_TARGET, FABRIC_SEEDS, build_root, args.harness)
             for size in sorted(grids, reverse=True)]
     if args.switch:
@@ -833,30 +839,34 @@ def run_parts(argv=None) -> dict:
            "git_tracked_changes": bool(git("status", "--porcelain", "--untracked-files=no")),
            "date": _now(), "workers": args.jobs,
            "wall_time_s": round(time.perf_counter() - started, 1)}
-    out_dir = RESULTS if args.record else fpga.BUILD_ROOT / "parts"
-    path = RESULTS / "rsn.json" if args.record else out_dir / "rsn_parts.json"
-    if args.record:
-        results = json.loads(path.read_text())
-        def key(e):
-            return e.get("harness", False), e["width"], e["size"]
-        replaced = {key(e) for e in done if e["part"] == "fabric"}
+    results = {"run": run, "fabrics": [e for e in done if e["part"] == "fabric"],
+               "switches": [e for e in done if e["part"] == "switch"]}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=2) + "\n")
+    print(f"wrote {relative_path(args.out)} in {run['wall_time_s']:.1f} s")
+    return results
+
+
+def record_parts(paths: list[Path], notes: Path | None) -> dict:
+    """Put the parts in ``paths`` (files written by :func:`run_parts`) into rsn.json and rsn.md."""
+    results = json.loads((RESULTS / "rsn.json").read_text())
+
+    def key(e):
+        return e.get("harness", False), e["width"], e["size"]
+    for path in paths:
+        parts = json.loads(path.read_text())
+        replaced = {key(e) for e in parts["fabrics"]}
         fabrics = [e for e in results["fabrics"] if key(e) not in replaced]
-        results["fabrics"] = sorted(fabrics + [e for e in done if e["part"] == "fabric"], key=key)
-        if args.switch:
+        results["fabrics"] = sorted(fabrics + parts["fabrics"], key=key)
+        if parts["switches"]:
             results["switches"] = sorted(
-                (e for e in done if e["part"] == "switch"),
-                key=lambda e: (e["target"], e["switch_inputs"] + e["switch_outputs"]))
-        results["meta"].setdefault("reruns", []).append(run)
-        if args.notes is not None:
-            results["fabric_notes"] = args.notes.read_text().strip().splitlines()
-    else:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        results = {"run": run, "fabrics": [e for e in done if e["part"] == "fabric"],
-                   "switches": [e for e in done if e["part"] == "switch"]}
-    path.write_text(json.dumps(results, indent=2) + "\n")
-    if args.record:
-        (RESULTS / "rsn.md").write_text(markdown(results))
-    print(f"wrote {relative_path(path)} in {run['wall_time_s']:.1f} s")
+                parts["switches"], key=lambda e: (e["target"], e["switch_inputs"] + e["switch_outputs"]))
+        results["meta"].setdefault("reruns", []).append(parts["run"])
+    if notes is not None:
+        results["fabric_notes"] = notes.read_text().strip().splitlines()
+    (RESULTS / "rsn.json").write_text(json.dumps(results, indent=2) + "\n")
+    (RESULTS / "rsn.md").write_text(markdown(results))
+    print(f"wrote {relative_path(RESULTS / 'rsn.json')} and rsn.md")
     return results
 
 
