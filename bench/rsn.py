@@ -35,7 +35,7 @@ from amaranth.lib import wiring
 from amaranth.sim import Simulator
 
 from rsn.fabric import Fabric
-from rsn.fabric_spec import DIRECTIONS, TILE_KINDS, parse_fabric
+from rsn.fabric_spec import DIRECTIONS, parse_fabric
 from rsn.isa import NO_INPUT, SWITCH_OUTPUTS, SwitchUop, encode
 from rsn.switch import Switch
 
@@ -64,6 +64,7 @@ GRID_SIZES = (2, 3, 4)
 FABRIC_WIDTH = 32
 NARROW_WIDTH = 16                                # tried when a grid does not fit at FABRIC_WIDTH
 FABRIC_TARGET = "ecp5-85f"
+FABRIC_TILE_MIX = ("mem", "mac", "alu")          # fixed here, so new tile kinds leave the grids alike
 SWITCH_SEEDS = (1, 2, 3)
 HARNESS_FOLDS = (3, 4, 2)                        # output bits per XOR stage, in the order tried
 FABRIC_SEEDS = (1,)
@@ -296,7 +297,7 @@ def switch_job(n_fu_in: int, n_fu_out: int, target: str, seeds: tuple[int, ...],
 def fabric_spec(size: int, width: int):
     """A size x size grid with the default tile mix (rows of "mem mac alu", repeated or cut to
     the column count), default depths, one host port in (tile 0,0 W) and one out (last tile E)."""
-    row = " ".join(TILE_KINDS[col % len(TILE_KINDS)] for col in range(size))
+    row = " ".join(FABRIC_TILE_MIX[col % len(FABRIC_TILE_MIX)] for col in range(size))
     return parse_fabric({
         "rows": size, "cols": size, "tiles": [row] * size, "data_width": width,
         "host_ports": [
