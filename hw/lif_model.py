@@ -3,11 +3,15 @@
 The crossbar tile (one per ``xbar`` FU) must match this model spike for spike and membrane for
 membrane, so each rounding, overflow and ordering decision is spelled out here rather than
 left to numpy's defaults. ``docs/snn.md`` says where each preset's choices come from.
+
+It lives in ``hw`` beside ``hw.lif_params`` because it is the specification of the crossbar
+tile, which ``rsn``'s ``xbar`` golden unit model needs and ``rsn`` may not import ``snn``;
+``snn.lif`` re-exports it. It is numpy only and knows nothing of the RTL.
 """
 
 import numpy as np
 
-from hw.lif_params import LifParams, loihi, tinyodin
+from .lif_params import LifParams, loihi, tinyodin
 
 __all__ = ["LifParams", "LifCrossbarModel", "tinyodin", "loihi"]
 

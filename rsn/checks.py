@@ -21,6 +21,10 @@ __all__ = ["ProgramError", "MAX_BEATS", "tokens_per_port", "node_tokens", "check
 MAX_BEATS = (1 << Shape.cast(isa.SwitchUop["beats"].shape).width) - 1   # one switch micro-op
 _FU_BASE = 4                    # switch input 4+k = FU output k; switch output 4+k = FU input k
 _COUNT_FIELDS = {"mem": ("count_i", "count_j"), "alu": ("beats",)}
+_COUNT_FIELDS["xbar"] = ("steps",)
+# Kinds whose token counts depend on the data (an xbar's spikes): their streams' counts are the
+# program's to state (None here), and a wrong count shows as a deadlock in the model and the RTL.
+DATA_DEPENDENT_KINDS = ("xbar",)
 
 
 class ProgramError(ValueError):
@@ -40,6 +44,8 @@ def tokens_per_port(kind: str, uops) -> tuple[list[int], list[int]]:
     if kind not in FU_KINDS:
         raise ProgramError(f"kind {kind!r} has no micro-ops; FU kinds are {', '.join(FU_KINDS)}")
     n_in, n_out = PORTS[kind]
+    if kind in DATA_DEPENDENT_KINDS:
+        return [None] * n_in, [None] * n_out
     consumed, produced = [0] * n_in, [0] * n_out
     for index, uop in enumerate(uops):
         if kind == "mem":
@@ -190,7 +196,7 @@ def _check_edge_tokens(graph: StreamGraph, edge):
     if port >= node.n_out:
         raise ProgramError(f"stream {edge}: node {name!r} ({node.kind}) has no output {port}")
     produced = node_tokens(node)[1][port]
-    if produced != edge.tokens:
+    if produced is not None and produced != edge.tokens:
         raise ProgramError(f"stream {edge} carries {edge.tokens} tokens but node {name!r} "
                            f"({node.kind}) produces {produced} on {name}.o{port}")
     for sink, port in edge.sinks:
@@ -198,7 +204,7 @@ def _check_edge_tokens(graph: StreamGraph, edge):
         if port >= node.n_in:
             raise ProgramError(f"stream {edge}: node {sink!r} ({node.kind}) has no input {port}")
         consumed = node_tokens(node)[0][port]
-        if consumed != edge.tokens:
+        if consumed is not None and consumed != edge.tokens:
             raise ProgramError(f"stream {edge} carries {edge.tokens} tokens but node {sink!r} "
                                f"({node.kind}) consumes {consumed} on {sink}.i{port}")
 

@@ -13,6 +13,7 @@ __all__ = ["FabricError", "HostPort", "FabricSpec", "parse_fabric", "load_fabric
 
 DIRECTIONS = ("N", "E", "S", "W")            # switch port index = position in this tuple
 TILE_KINDS = ("mem", "mac", "alu")
+TILE_KINDS += ("xbar",)
 DEFAULT_FABRIC = Path(__file__).resolve().parents[1] / "examples" / "fabrics" / "default.toml"
 _STEP = {"N": (-1, 0), "E": (0, 1), "S": (1, 0), "W": (0, -1)}
 
@@ -42,6 +43,20 @@ class FabricSpec:
     mac_depth: int = 256
     failed_tiles: frozenset = field(default_factory=frozenset)
     failed_links: frozenset = field(default_factory=frozenset)   # {((row, col), side)}, both ways
+    # xbar tiles (rsn/fu_xbar.py): crossbar size and neuron arithmetic, the same for every one.
+    xbar_axons: int = 16
+    xbar_neurons: int = 16
+    xbar_banks: int = 4
+    xbar_preset: str = "tinyodin"
+    xbar_weight_width: int | None = None    # None: the preset's
+    xbar_threshold: int | None = None       # None: the preset's (tinyODIN membrane units, Loihi vth)
+    xbar_leak: int = 0                      # tinyODIN leak_amount or Loihi dv
+
+    @property
+    def xbar_params(self):
+        """The ``LifParams`` of this fabric's xbar tiles."""
+        from .fu_xbar import xbar_params
+        return xbar_params(self.xbar_preset, self.xbar_weight_width, self.xbar_threshold, self.xbar_leak)
 
     def kind(self, tile) -> str:
         row, col = tile
@@ -104,7 +119,7 @@ def _tile(source, what, value, rows, cols):
 def parse_fabric(data: dict, source: str = "fabric") -> FabricSpec:
     """Check a decoded description and build its :class:`FabricSpec`."""
     known = {"rows", "cols", "tiles", "host_ports", "data_width", "queue_depth", "uop_queue_depth",
-             "mem_depth", "mac_depth", "failed_tiles", "failed_links"}
+             "mem_depth", "mac_depth", "failed_tiles", "failed_links"} | set(_XBAR_FIELDS)
     unknown = sorted(set(data) - known)
     if unknown:
         raise FabricError(f"{source}: unknown field(s) {unknown}; fields are {sorted(known)}")
@@ -152,7 +167,7 @@ def parse_fabric(data: dict, source: str = "fabric") -> FabricSpec:
         names.add(name)
         sides.add((tile, side))
         ports.append(HostPort(name, tile, side, direction))
-    return FabricSpec(
+    spec = FabricSpec(
         rows=rows, cols=cols, tiles=tuple(grid), host_ports=tuple(ports),
         data_width=_int(source, data, "data_width", 32, 8, 64),
         queue_depth=_int(source, data, "queue_depth", 4, 1, 64),
@@ -160,6 +175,45 @@ def parse_fabric(data: dict, source: str = "fabric") -> FabricSpec:
         mem_depth=_power_of_two(source, data, "mem_depth", 1024, 16, 4096),
         mac_depth=_int(source, data, "mac_depth", 256, 4, 4096),
         failed_tiles=failed_tiles, failed_links=frozenset(failed_links))
+    return _xbar_fields(source, data, spec)
+
+
+_XBAR_FIELDS = ("xbar_axons", "xbar_neurons", "xbar_banks", "xbar_preset", "xbar_weight_width",
+                "xbar_threshold", "xbar_leak")
+
+
+def _xbar_fields(source, data, spec: FabricSpec) -> FabricSpec:
+    """The xbar fields, checked: sizes, the preset's arithmetic, AER ids within ``data_width``."""
+    from dataclasses import replace
+
+    from .fu_xbar import PRESETS, XbarAddressMap, aer_width, xbar_params
+    preset = data.get("xbar_preset", "tinyodin")
+    if preset not in PRESETS:
+        raise FabricError(f"{source}: xbar_preset={preset!r} is not allowed; use one of {', '.join(PRESETS)}")
+    axons = _int(source, data, "xbar_axons", 16, 1, 4096)
+    neurons = _int(source, data, "xbar_neurons", 16, 1, 4096)
+    banks = _int(source, data, "xbar_banks", 4, 1, neurons)
+    if neurons % banks:
+        raise FabricError(f"{source}: xbar_banks={banks} does not divide xbar_neurons={neurons}; "
+                          f"choose a divisor of {neurons}")
+    weight_width = data.get("xbar_weight_width")
+    if weight_width is not None:
+        weight_width = _int(source, data, "xbar_weight_width", None, 2, 32)
+    threshold = data.get("xbar_threshold")
+    if threshold is not None:
+        threshold = _int(source, data, "xbar_threshold", None, 0, (1 << 17) - 1)
+    leak = _int(source, data, "xbar_leak", 0, 0, 4095)
+    try:
+        params = xbar_params(preset, weight_width, threshold, leak)
+        XbarAddressMap(params, axons, neurons, banks)
+    except ValueError as error:
+        raise FabricError(f"{source}: {error}") from None
+    if any("xbar" in row for row in spec.tiles) and spec.data_width < aer_width(max(axons, neurons)):
+        raise FabricError(f"{source}: data_width={spec.data_width} cannot carry an xbar address event "
+                          f"(kind bit + id of {max(axons, neurons)} axons/neurons = "
+                          f"{aer_width(max(axons, neurons))} bits); raise data_width or shrink the crossbar")
+    return replace(spec, xbar_axons=axons, xbar_neurons=neurons, xbar_banks=banks, xbar_preset=preset,
+                   xbar_weight_width=weight_width, xbar_threshold=threshold, xbar_leak=leak)
 
 
 def load_fabric(path) -> FabricSpec:

@@ -13,7 +13,7 @@ from amaranth.lib import data, enum
 
 __all__ = [
     "IsaError", "Opcode", "MacMode", "Precision", "BODY_BITS", "BODY_WORDS", "SWITCH_INPUTS",
-    "SWITCH_OUTPUTS", "NO_INPUT", "SwitchUop", "MemUop", "MacUop", "AluUop", "Header", "Target",
+    "SWITCH_OUTPUTS", "NO_INPUT", "SwitchUop", "MemUop", "MacUop", "AluUop", "XbarUop", "Header", "Target",
     "UOP_LAYOUTS", "REGISTERS", "LINK_BEATS_BITS", "GLOBAL_REGISTERS", "encode", "decode", "body_words",
     "body_from_words", "packet", "tile_mask",
 ]
@@ -93,10 +93,18 @@ AluUop = _padded({
     "last": 1,
 })
 
+XbarUop = _padded({
+    "steps": 16,                # timesteps: per step, each enabled input until its end-of-step word
+    "inputs": 3,                # bit k: input i[k] takes part, read in port order 0, 1, 2
+    "base": data.ArrayLayout(12, 3),    # axon of id 0 on input k (axon = base[k] + id)
+    "last": 1,
+})
+
 Header = data.StructLayout({"opcode": Opcode, "window": 5, "repeat": 16, "reserved": 7})
 Target = data.StructLayout({"rows": 16, "cols": 16})
 
 UOP_LAYOUTS = {"switch": SwitchUop, "mem": MemUop, "mac": MacUop, "alu": AluUop}
+UOP_LAYOUTS["xbar"] = XbarUop
 
 # Per-tile register addresses (control plane WRITE/READ).
 REGISTERS = {
