@@ -28,6 +28,9 @@ class Program:
     ``memories``: mem node name -> {address: word}, written before the run. ``host_inputs``:
     host port -> tokens the host sends. ``expected``: host port -> the tokens a correct fabric
     returns, computed independently of Rivulet (e.g. with numpy), or None when unknown.
+    ``reads``: FU node name -> register operations after the run, in order: ``(address, value)``
+    writes, ``(address, None)`` reads (e.g. an xbar's membranes through its latch);
+    ``expected_reads``: node -> the values those reads return (32-bit), or None when unknown.
     """
     name: str
     graph: StreamGraph
@@ -35,6 +38,8 @@ class Program:
     host_inputs: dict[str, list[int]] = field(default_factory=dict)
     expected: dict[str, list[int]] | None = None
     description: str = ""
+    reads: dict[str, list[tuple[int, int | None]]] = field(default_factory=dict)
+    expected_reads: dict[str, list[int]] | None = None
 
 
 @dataclass

@@ -10,7 +10,8 @@ from .assemble import read_packet
 from .fu_kinds import FU_KINDS
 from .isa import GLOBAL_REGISTERS, REGISTERS
 
-__all__ = ["RtlResult", "counter_reads", "used_tiles", "parse_readback"]
+__all__ = ["RtlResult", "counter_reads", "used_tiles", "parse_readback", "register_reads",
+           "split_register_reads", "model_register_reads"]
 
 
 @dataclass
@@ -57,3 +58,44 @@ def parse_readback(outputs: dict[str, list[int]], readback: list[int], layout, *
             status[tile], firings[tile], stalls[tile] = values[:3]
             link_beats[tile] = values[3:]
     return RtlResult(outputs, firings, link_beats, cycles, done_cycle, status, stalls, stalled_cycle)
+
+
+def register_reads(compiled) -> tuple[list[int], int]:
+    """Control words for the program's ``reads`` (after the counters) and how many values return."""
+    from .assemble import read_packet
+    from .isa import Opcode, packet
+
+    placement = compiled.routing.placement.tiles
+    words, count = [], 0
+    for name, operations in compiled.program.reads.items():
+        row, col = placement[name]
+        for address, value in operations:
+            if value is None:
+                words += read_packet((row, col), [address])
+                count += 1
+            else:
+                words += packet(Opcode.WRITE, {"rows": 1 << row, "cols": 1 << col},
+                                [address | ((value & 0xFFFF_FFFF) << 32)])
+    return words, count
+
+
+def split_register_reads(compiled, values: list[int]) -> dict[str, list[int]]:
+    """The values read by :func:`register_reads`, per node."""
+    values, result = iter(values), {}
+    for name, operations in compiled.program.reads.items():
+        result[name] = [next(values) for _, value in operations if value is None]
+    return result
+
+
+def model_register_reads(model, compiled) -> dict[str, list[int]]:
+    """The program's ``reads`` on a golden fabric model after its run, through the units' registers."""
+    placement, result = compiled.routing.placement.tiles, {}
+    for name, operations in compiled.program.reads.items():
+        unit = model.tiles[placement[name]].fu
+        result[name] = []
+        for address, value in operations:
+            if value is None:
+                result[name].append(unit.read_word(address) if hasattr(unit, "read_word") else 0)
+            elif hasattr(unit, "write_word"):
+                unit.write_word(address, value)
+    return result

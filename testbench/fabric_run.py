@@ -30,11 +30,12 @@ def _fabric_key(spec) -> str:
 
 
 def _run_config(compiled, profile: str, seed: int, max_cycles: int,
-                expect_stall: bool = False) -> tuple[dict, list]:
+                expect_stall: bool = False, extra_reads=None) -> tuple[dict, list]:
     reads, layout = counter_reads(compiled.spec, used_tiles(compiled))
+    extra_words, extra_count = extra_reads or ([], 0)
     config = {
-        "name": compiled.program.name, "image": compiled.image, "reads": reads,
-        "readback_words": sum(count for _, count in layout),
+        "name": compiled.program.name, "image": compiled.image, "reads": reads + list(extra_words),
+        "readback_words": sum(count for _, count in layout) + extra_count,
         "host_inputs": compiled.program.host_inputs, "host_outputs": compiled.host_outputs,
         "profile": profile, "seed": seed, "max_cycles": max_cycles, "expect_stall": expect_stall,
     }
@@ -42,15 +43,20 @@ def _run_config(compiled, profile: str, seed: int, max_cycles: int,
 
 
 def _result(record: dict, layout) -> RtlResult:
-    return parse_readback(record["outputs"], record["readback"], layout,
-                          done_cycle=record["done_cycle"], stalled_cycle=record.get("stalled_cycle"))
+    result = parse_readback(record["outputs"], record["readback"], layout,
+                            done_cycle=record["done_cycle"], stalled_cycle=record.get("stalled_cycle"))
+    # Words read after the counters (``extra_reads``), e.g. xbar membranes.
+    result.extra = record["readback"][sum(count for _, count in layout):]
+    return result
 
 
 def run_many_on_rtl(compiled_programs, *, profiles, seeds, case: str, max_cycles: int = 200_000,
-                    expect_stall: bool = False) -> list[RtlResult]:
+                    expect_stall: bool = False, extra_reads=None) -> list[RtlResult]:
     """Run several compiled programs (same fabric) in one simulation, each from reset.
 
     ``profiles`` and ``seeds`` give each run its stall profile and seed (parallel lists).
+    ``extra_reads``: per program, (control words, values they read back) sent after the counter
+    reads; the values come back as ``result.extra``.
     """
     compiled_programs = list(compiled_programs)
     spec = _hardware(compiled_programs[0].spec)
@@ -59,8 +65,9 @@ def run_many_on_rtl(compiled_programs, *, profiles, seeds, case: str, max_cycles
     fabric = Fabric(spec)
     ports, _ = stream_ports(fabric)
     runs, layouts = [], []
-    for compiled, profile, seed in zip(compiled_programs, profiles, seeds, strict=True):
-        config, layout = _run_config(compiled, profile, seed, max_cycles, expect_stall)
+    extra_reads = extra_reads or [None] * len(compiled_programs)
+    for compiled, profile, seed, extra in zip(compiled_programs, profiles, seeds, extra_reads, strict=True):
+        config, layout = _run_config(compiled, profile, seed, max_cycles, expect_stall, extra)
         runs.append(config)
         layouts.append(layout)
     result_path = run_directory(case) / "result.jsonl"
@@ -76,9 +83,9 @@ def run_many_on_rtl(compiled_programs, *, profiles, seeds, case: str, max_cycles
 
 
 def run_on_rtl(compiled, *, profile: str = "random_stall_50", seed: int = 1,
-               case: str | None = None, max_cycles: int = 200_000) -> RtlResult:
+               case: str | None = None, max_cycles: int = 200_000, extra_reads=None) -> RtlResult:
     """Run ``compiled`` (an rsn.program.Compiled) on the RTL fabric and return what came back."""
     case = case or f"run-{compiled.program.name}-{profile}-{seed}"
     (result,) = run_many_on_rtl([compiled], profiles=[profile], seeds=[seed], case=case,
-                                max_cycles=max_cycles)
+                                max_cycles=max_cycles, extra_reads=[extra_reads])
     return result

@@ -5,6 +5,7 @@ import time
 from rsn.fabric_spec import DEFAULT_FABRIC, load_fabric
 from rsn.model import FabricModel
 from rsn.program import compile_program, load_program
+from rsn.readout import model_register_reads, register_reads, split_register_reads
 
 __all__ = ["run_program", "RunMismatch"]
 
@@ -24,6 +25,20 @@ def _compare(what: str, got: dict, expected: dict):
             raise RunMismatch(f"{what}: host port {port} differs at token {first}: "
                               f"got {produced[first:first + 4]}..., expected {tokens[first:first + 4]}... "
                               f"({len(produced)} vs {len(tokens)} tokens)")
+
+
+def _compare_reads(what: str, got: dict, expected: dict | None, say):
+    """The program's register reads after the run (e.g. xbar membranes), node by node."""
+    if not expected:
+        return
+    for node, values in expected.items():
+        if got.get(node) != values:
+            produced = got.get(node, [])
+            first = next((k for k, (a, b) in enumerate(zip(produced, values, strict=False)) if a != b),
+                         min(len(produced), len(values)))
+            raise RunMismatch(f"{what}: register reads of {node} differ at read {first}: got "
+                              f"{produced[first:first + 4]}..., expected {values[first:first + 4]}...")
+    say(f"   register reads equal ({sum(map(len, expected.values()))} values: {', '.join(expected)})")
 
 
 def _report_units(compiled, firings, link_beats, say, stalls=None):
@@ -55,24 +70,30 @@ def run_program(path, *, fabric=None, sim: str = "model", seed: int = 1, profile
         f"placement {dict(sorted(compiled.routing.placement.tiles.items()))}")
     results = {}
     if sim in ("model", "both"):
-        model = FabricModel(spec).run(compiled.image, program.host_inputs)
+        fabric_model = FabricModel(spec)
+        model = fabric_model.run(compiled.image, program.host_inputs)
         results["model"] = model
         say(f"== golden model: done={model.done}")
         if program.expected is not None:
             _compare("golden model vs reference", model.outputs, program.expected)
             say("   outputs equal the program's reference")
+        model.register_values = model_register_reads(fabric_model, compiled)
+        _compare_reads("golden model vs reference", model.register_values, program.expected_reads, say)
         _report_units(compiled, model.firings, model.link_beats, say)
     if sim in ("rtl", "both"):
         from .fabric_run import run_on_rtl
         say(f"== RTL (Verilator), stall profile {profile}, seed {seed}"
             " (the first run builds the fabric; that takes minutes)")
         started = time.monotonic()
-        rtl = run_on_rtl(compiled, profile=profile, seed=seed)
+        extra = register_reads(compiled) if program.reads else None
+        rtl = run_on_rtl(compiled, profile=profile, seed=seed, extra_reads=extra)
         results["rtl"] = rtl
         say(f"   done after {rtl.cycles} fabric cycles ({time.monotonic() - started:.1f} s wall)")
         if program.expected is not None:
             _compare("RTL vs reference", rtl.outputs, program.expected)
             say("   outputs equal the program's reference")
+        rtl.register_values = split_register_reads(compiled, getattr(rtl, "extra", []))
+        _compare_reads("RTL vs reference", rtl.register_values, program.expected_reads, say)
         _report_units(compiled, rtl.firings, rtl.link_beats, say, rtl.stalls)
     if sim == "board":
         results["rtl"] = _run_on_board(compiled, port, baud, say)
@@ -83,6 +104,7 @@ def run_program(path, *, fabric=None, sim: str = "model", seed: int = 1, profile
     if "model" in results and "rtl" in results:
         model, rtl = results["model"], results["rtl"]
         _compare("RTL vs golden model", rtl.outputs, model.outputs)
+        _compare_reads("RTL vs golden model", rtl.register_values, model.register_values, say)
         for tile in rtl.firings:
             if rtl.firings[tile] != model.firings[tile] or rtl.link_beats[tile] != model.link_beats[tile]:
                 raise RunMismatch(f"tile {list(tile)}: RTL counters (firings {rtl.firings[tile]}, links "
