@@ -21,6 +21,7 @@ __all__ = ["ProgramError", "MAX_BEATS", "tokens_per_port", "node_tokens", "check
 MAX_BEATS = (1 << Shape.cast(isa.SwitchUop["beats"].shape).width) - 1   # one switch micro-op
 _FU_BASE = 4                    # switch input 4+k = FU output k; switch output 4+k = FU input k
 _COUNT_FIELDS = {"mem": ("count_i", "count_j"), "alu": ("beats",)}
+_COUNT_FIELDS["pe"] = ("firings",)
 _COUNT_FIELDS["xbar"] = ("steps",)
 # Kinds whose token counts depend on the data (an xbar's spikes): their streams' counts are the
 # program's to state (None here), and a wrong count shows as a deadlock in the model and the RTL.

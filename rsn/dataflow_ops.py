@@ -1,5 +1,9 @@
 """Ordered-dataflow operators and Ripple's additions, as small state machines.
 
+This is the specification of what a ``pe`` FU computes. It lives in ``rsn`` because the ``pe`` FU
+kind's golden model runs it and ``rsn`` may not import ``ripple_core``; ``ripple_core.ops`` is
+the same module under its original name, and the Ripple golden model imports it from there.
+
 Each operator looks at the fronts of its input slots (``view.has(i)``, ``view.peek(i)``) and its
 own state, and either declines (``plan`` returns None: its firing rule does not hold) or returns
 a :class:`Fire`: which slots to take, which values to emit on which output ports, and its next

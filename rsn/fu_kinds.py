@@ -3,11 +3,13 @@
 from .fu_alu import ALU_KIND
 from .fu_mac import MAC_KIND
 from .fu_mem import MEM_KIND
+from .fu_pe import PE_KIND
 from .fu_xbar import XBAR_KIND
 
 __all__ = ["FU_KINDS", "fu_parameters"]
 
 FU_KINDS = {kind.name: kind for kind in (MEM_KIND, MAC_KIND, ALU_KIND)}
+FU_KINDS[PE_KIND.name] = PE_KIND
 FU_KINDS[XBAR_KIND.name] = XBAR_KIND
 
 

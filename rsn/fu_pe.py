@@ -1,10 +1,12 @@
-"""The Ripple processing element: one ordered-dataflow operator, chosen at run time.
+"""The ``pe`` FU kind: the Ripple processing element, one ordered-dataflow operator chosen at run time.
 
 One PE design serves every operator, as a CGRA PE does: the host writes a configuration word
 (operator, decider polarity, STREAM compare mode, each operand slot's kind, which output ports
 discard) and the constant of each constant or ``hold`` slot over a :data:`rsn.fu.ConfigBus`.
-The semantics are those of :mod:`ripple_core.ops`, which is the specification; docs/ripple.md
-("The PE hardware") describes the architecture.
+The semantics are those of :mod:`rsn.dataflow_ops` (``ripple_core.ops``), the specification;
+docs/ripple.md ("The PE hardware") describes the architecture. :class:`RipplePE` is the PE
+itself; :class:`PeFu` puts it behind the FU interface of the fabric (``pe`` tiles), where
+micro-ops grant it firings.
 
 Architecture
 ------------
@@ -34,18 +36,22 @@ register in the next cycle):
 * ``4`` (read only): bit 0 the operator is in its first state, bits 1-3 the armed constant slots.
 """
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal, unsigned
+from amaranth.hdl import Cat, Const, Module, Mux, Shape, Signal, unsigned
 from amaranth.lib import data, enum, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from hw.params import ParameterError, check_int
 from hw.token_queue import TokenQueue
-from rsn.fu import ConfigBus
 
-from .ops import STREAM_COMPARES
+from .channels import Channel, UnitModel
+from .dataflow_ops import STREAM_COMPARES, make_operator, wrap
+from .fu import ConfigBus, FuKind, fu_signature
+from .fu_alu import count_status
+from .isa import IsaError, PeUop
 
 __all__ = ["PeOp", "SlotKind", "StreamCmp", "PE_CONFIG", "PE_OPS", "WIDTH", "N_SLOTS", "N_PORTS",
-           "REG_CONFIG", "REG_CONST", "REG_STATUS", "pe_config_word", "RipplePE"]
+           "REG_CONFIG", "REG_CONST", "REG_STATUS", "pe_config_word", "decode_config", "RipplePE",
+           "LATENCY", "PeFu", "PeModel", "PE_KIND"]
 
 WIDTH = 32
 N_SLOTS = 3
@@ -94,7 +100,7 @@ class SlotKind(enum.Enum, shape=2):
 
 
 class StreamCmp(enum.Enum, shape=3):
-    """STREAM's compare modes, in the order of :data:`ripple_core.ops.STREAM_COMPARES`."""
+    """STREAM's compare modes, in the order of :data:`rsn.dataflow_ops.STREAM_COMPARES`."""
     SLT = 0
     ULT = 1
     SLE = 2
@@ -115,7 +121,7 @@ PE_CONFIG = data.StructLayout({
     "drop": N_PORTS,                            # bit k: port k has no consumer, discard its tokens
 })
 
-# Operator name (as in ripple_core.ops) -> PeOp; GEP variants behave as ADD.
+# Operator name (as in rsn.dataflow_ops) -> PeOp; GEP variants behave as ADD.
 PE_OPS = {op.name: op for op in PeOp}
 PE_OPS.update({"GEP": PeOp.ADD, "GEP2": PeOp.ADD, "GEP4": PeOp.ADD})
 _PORTS_USED = {"STREAM": 2}
@@ -147,6 +153,23 @@ def pe_config_word(op: str, *, pred: bool = False, cmp: str = "SLT", slots=("edg
     return value.as_bits()
 
 
+def decode_config(word: int) -> dict:
+    """The fields of a configuration word: op, pred, cmp (names), slots (kind names), drop (ports)."""
+    def field(name):
+        offset, width = PE_CONFIG[name].offset, Shape.cast(PE_CONFIG[name].shape).width
+        return (word >> offset) & ((1 << width) - 1)
+    op = field("op")
+    if op not in {code.value for code in PeOp}:
+        raise ParameterError(f"RipplePE: configuration word {word:#x} has operator code {op}, which is none")
+    slots = [(field("slots") >> (2 * k)) & 3 for k in range(N_SLOTS)]
+    if 3 in slots:
+        raise ParameterError(f"RipplePE: configuration word {word:#x} gives slot {slots.index(3)} the "
+                             f"reserved kind 3; kinds are 0 edge, 1 const, 2 hold")
+    return {"op": PeOp(op).name, "pred": bool(field("pred")), "cmp": StreamCmp(field("cmp")).name,
+            "slots": tuple(SlotKind(kind).name.lower() for kind in slots),
+            "drop": tuple(p for p in range(N_PORTS) if field("drop") >> p & 1)}
+
+
 class RipplePE(wiring.Component):
     """One ordered-dataflow operator with per-operand token queues; see the module docstring.
 
@@ -167,18 +190,27 @@ class RipplePE(wiring.Component):
         Firings since reset.
     idle : Out(1)
         The operator is in its first state (INIT, IDLE).
+    enable : In(1)
+        Only with ``gated=True``: the PE fires only in cycles where it is high.
+    fire : Out(1)
+        A firing happens in this cycle.
     """
 
-    def __init__(self, depth: int = 2):
+    def __init__(self, depth: int = 2, *, gated: bool = False):
         self._depth = check_int("RipplePE", "depth", depth, minimum=0,
                                 meaning="tokens each operand queue holds, 0 for none")
-        super().__init__({
+        self._gated = bool(gated)
+        members = {
             "i": In(stream.Signature(unsigned(WIDTH))).array(N_SLOTS),
             "o": Out(stream.Signature(unsigned(WIDTH))).array(N_PORTS),
             "cfg": In(ConfigBus),
             "firings": Out(32),
             "idle": Out(1),
-        })
+            "fire": Out(1),
+        }
+        if gated:
+            members["enable"] = In(1)
+        super().__init__(members)
 
     @property
     def depth(self) -> int:
@@ -309,7 +341,8 @@ class RipplePE(wiring.Component):
         # emptied, or a port that discards.
         room = Cat(*(config.drop[p] | ~self.o[p].valid | self.o[p].ready for p in range(N_PORTS)))
         fire = Signal()
-        m.d.comb += fire.eq(rule & ((emit & ~room) == 0))
+        enabled = self.enable if self._gated else 1
+        m.d.comb += [fire.eq(enabled & rule & ((emit & ~room) == 0)), self.fire.eq(fire)]
 
         taken = Signal(N_SLOTS)
         m.d.comb += taken.eq(Mux(fire, take, 0))
@@ -352,3 +385,158 @@ class RipplePE(wiring.Component):
                 with m.Default():
                     m.d.sync += cfg.rdata.eq(Const(0, 32))
         return m
+
+
+# ---------------------------------------------------------------------------- the FU kind
+
+LATENCY = 1     # a firing's results are offered in the next cycle
+
+
+class PeFu(wiring.Component):
+    """The ``pe`` FU: a :class:`RipplePE` without queues of its own (the tile's token queues feed
+    it), which fires only while a micro-op grants it firings.
+
+    Micro-op (:data:`rsn.isa.PeUop`): ``firings`` firings of the configured operator. The
+    micro-op completes in the first cycle in which all of them have happened and both output
+    registers are empty; the next micro-op is accepted from the cycle after. ``busy`` is high
+    from accepting a micro-op to its completion; ``firings`` counts firings; ``stalls`` counts
+    busy cycles in which nothing fired and no output token left; ``finished`` rises the cycle
+    after a ``last`` micro-op completes. The operator, the slot kinds and the constants are the
+    PE's registers on ``cfg`` (see the module docstring); ``clear`` leaves them alone.
+
+    Parameters
+    ----------
+    width : int
+        Data width of the tile's streams; the PE computes on 32 bits, so it must be 32.
+    """
+
+    def __init__(self, width: int = WIDTH):
+        if width != WIDTH:
+            raise ParameterError(f"PeFu: width={width!r} is not allowed; the pe FU computes on "
+                                 f"{WIDTH}-bit two's complement values, so data_width must be {WIDTH}")
+        super().__init__(fu_signature(PE_KIND, width))
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.pe = pe = RipplePE(0, gated=True)
+        for k in range(N_SLOTS):
+            wiring.connect(m, wiring.flipped(self.i[k]), pe.i[k])
+        for p in range(N_PORTS):
+            wiring.connect(m, pe.o[p], wiring.flipped(self.o[p]))
+        wiring.connect(m, wiring.flipped(self.cfg), pe.cfg)
+
+        active, left, last = Signal(), Signal(16), Signal()
+        m.d.comb += pe.enable.eq(active & (left != 0))
+        outputs_empty = Cat(*(~self.o[p].valid for p in range(N_PORTS))).all()
+        completes = active & (left == 0) & outputs_empty
+        m.d.comb += self.uop.ready.eq(~active)
+        with m.If(pe.fire):
+            m.d.sync += left.eq(left - 1)
+        with m.If(completes):
+            m.d.sync += active.eq(0)
+        with m.If(self.uop.valid & self.uop.ready):
+            m.d.sync += [active.eq(1), left.eq(self.uop.payload.firings), last.eq(self.uop.payload.last)]
+        sent = Cat(*(self.o[p].valid & self.o[p].ready for p in range(N_PORTS))).any()
+        m.d.comb += self.busy.eq(active)
+        count_status(m, self, firing=pe.fire, stall=active & ~pe.fire & ~sent,
+                     completes_last=completes & last)
+        return m
+
+
+class _Node:
+    """What an ops.py operator reads of its node."""
+
+    def __init__(self, op: str, config: dict):
+        self.name, self.op, self.inputs = "pe", op, [None] * N_SLOTS
+        self.attrs = {"pred": config["pred"], "cmp": config["cmp"]}
+
+
+class PeModel(UnitModel):
+    """Golden model of the ``pe`` FU: the configured operator of :mod:`rsn.dataflow_ops`, fired
+    while micro-ops grant firings. One :meth:`step` is at most one firing (or one completion).
+
+    Registers are those of the RTL: ``write_word`` / ``read_word`` at addresses 0-4.
+    """
+
+    def __init__(self, width: int = WIDTH):
+        super().__init__()
+        if width != WIDTH:
+            raise ParameterError(f"PeModel: width={width!r}; the pe FU computes on {WIDTH} bits")
+        self.word, self.constants, self.armed = 0, [0] * N_SLOTS, [False] * N_SLOTS
+        self.current, self.left = None, 0
+        self._configure(0)
+
+    def _configure(self, word: int):
+        self.word, self.config = word, decode_config(word)
+        self.armed = [False] * N_SLOTS
+        self.operator = make_operator(_Node(self.config["op"], self.config))
+
+    def write_word(self, addr: int, value: int):
+        value &= 0xFFFF_FFFF
+        if addr == REG_CONFIG:
+            self._configure(value)
+        elif REG_CONST <= addr < REG_CONST + N_SLOTS:
+            self.constants[addr - REG_CONST] = value
+            self.armed[addr - REG_CONST] = True
+
+    def read_word(self, addr: int) -> int:
+        if addr == REG_CONFIG:
+            return self.word
+        if REG_CONST <= addr < REG_CONST + N_SLOTS:
+            return self.constants[addr - REG_CONST]
+        if addr == REG_STATUS:
+            return int(self.operator.idle()) | sum(int(a) << (k + 1) for k, a in enumerate(self.armed))
+        return 0
+
+    def load(self, uops):
+        uops = list(uops)
+        for uop in uops:
+            if uop["firings"] < 1:
+                raise IsaError(f"pe micro-op firings={uop['firings']}: a count of 0 is not allowed")
+        super().load(uops)
+
+    @property
+    def busy(self) -> bool:
+        return self.current is not None or bool(self.uops)
+
+    def step(self, inputs: list[Channel], outputs: list[Channel]) -> bool:
+        if self.current is None:
+            if not self.uops:
+                return False
+            self.current = self.uops.popleft()
+            self.left = self.current["firings"]
+        if self.left == 0:
+            if any(channel.can_pop() for channel in outputs):
+                return False    # the RTL completes once its output registers are empty
+            self.finished |= bool(self.current["last"])
+            self.current = None
+            return True
+        kinds, model = self.config["slots"], self
+
+        class View:
+            def has(self, i):
+                return inputs[i].can_pop() if kinds[i] == "edge" else model.armed[i]
+
+            def peek(self, i):
+                return wrap(inputs[i].peek() if kinds[i] == "edge" else model.constants[i])
+
+        fire = self.operator.plan(View(), None)
+        if fire is None:
+            return False
+        emitted = [(port, value) for port, value in fire.out if port not in self.config["drop"]]
+        if not all(outputs[port].can_push() for port, _ in emitted):
+            return False
+        for i in fire.take:
+            if kinds[i] == "edge":
+                inputs[i].pop()
+            elif kinds[i] == "const":
+                self.armed[i] = False
+        for port, value in emitted:
+            outputs[port].push(value & 0xFFFF_FFFF)
+        self.operator.commit(fire)
+        self.firings += 1
+        self.left -= 1
+        return True
+
+
+PE_KIND = FuKind("pe", N_SLOTS, N_PORTS, PeUop, LATENCY, PeFu, PeModel)

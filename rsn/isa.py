@@ -15,7 +15,7 @@ __all__ = [
     "IsaError", "Opcode", "MacMode", "Precision", "BODY_BITS", "BODY_WORDS", "SWITCH_INPUTS",
     "SWITCH_OUTPUTS", "NO_INPUT", "SwitchUop", "MemUop", "MacUop", "AluUop", "XbarUop", "Header", "Target",
     "UOP_LAYOUTS", "REGISTERS", "LINK_BEATS_BITS", "GLOBAL_REGISTERS", "encode", "decode", "body_words",
-    "body_from_words", "packet", "tile_mask",
+    "body_from_words", "packet", "tile_mask", "PeUop",
 ]
 
 BODY_BITS = 64
@@ -100,10 +100,16 @@ XbarUop = _padded({
     "last": 1,
 })
 
+PeUop = _padded({
+    "firings": 16,              # firings the operator may make (rsn.fu_pe); 0 is refused
+    "last": 1,
+})
+
 Header = data.StructLayout({"opcode": Opcode, "window": 5, "repeat": 16, "reserved": 7})
 Target = data.StructLayout({"rows": 16, "cols": 16})
 
 UOP_LAYOUTS = {"switch": SwitchUop, "mem": MemUop, "mac": MacUop, "alu": AluUop}
+UOP_LAYOUTS["pe"] = PeUop
 UOP_LAYOUTS["xbar"] = XbarUop
 
 # Per-tile register addresses (control plane WRITE/READ).

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from ripple_core.graph import Node, op_ports
 from ripple_core.ops import MASK, STREAM_COMPARES, make_operator, stream_finished, wrap
 from ripple_core.pe import N_PORTS, N_SLOTS, PE_OPS, REG_CONFIG, REG_CONST, REG_STATUS, pe_config_word
+from rsn.isa import PeUop
 from testbench.streams import (
     PROFILES,
     NoProgressError,
@@ -51,6 +52,7 @@ class Phase:
     cmp: str = "SLT"
     drop: tuple = ()
     delays: dict = field(default_factory=dict)      # slot -> cycles its source waits at the start
+    grant: int | None = None            # pe FU only: the micro-op's firings (None: all it can make)
 
     @property
     def attrs(self) -> dict:
@@ -59,12 +61,12 @@ class Phase:
     def to_json(self) -> dict:
         return {"op": self.op, "streams": self.streams, "kinds": list(self.kinds),
                 "consts": list(self.consts), "pred": self.pred, "cmp": self.cmp, "drop": list(self.drop),
-                "delays": {str(k): v for k, v in self.delays.items()}}
+                "delays": {str(k): v for k, v in self.delays.items()}, "grant": self.grant}
 
     @classmethod
     def from_json(cls, d) -> "Phase":
         return cls(d["op"], d["streams"], tuple(d["kinds"]), tuple(d["consts"]), d["pred"], d["cmp"],
-                   tuple(d["drop"]), {int(k): v for k, v in d["delays"].items()})
+                   tuple(d["drop"]), {int(k): v for k, v in d["delays"].items()}, d.get("grant"))
 
 
 @dataclass
@@ -98,7 +100,7 @@ def golden(phase: Phase, limit: int = 20_000) -> GoldenRun:
             return slots[i][0]
 
     view, outputs, taken, firings = View(), [[] for _ in range(N_PORTS)], [0] * count, 0
-    while (fire := operator.plan(view, None)) is not None:
+    while (phase.grant is None or firings < phase.grant) and (fire := operator.plan(view, None)) is not None:
         for i in fire.take:
             if phase.kinds[i] != "hold":
                 slots[i].popleft()
@@ -253,8 +255,9 @@ class PeBench:
         self.monitors = [ProtocolMonitor(port) for port in ports]
         self.sinks = [SinkDriver(self.ports[f"o__{p}"], self.stall.backpressure,
                                  random.Random(rng.getrandbits(64))) for p in range(N_PORTS)]
+        self.fu = "uop" in self.ports      # the pe FU: micro-ops grant firings
         self.sampled = [name for port in ports for name in (port.valid, port.ready, port.payload)] \
-            + ["cfg__rdata", "firings", "idle"]
+            + ["cfg__rdata", "firings"] + (["busy", "finished", "stalls"] if self.fu else ["idle"])
         self.cycles = 0
         self.checker = self
         self.index = -1
@@ -265,7 +268,8 @@ class PeBench:
     @property
     def driven(self) -> list[str]:
         names = [name for k in range(N_SLOTS) for name in (f"i__{k}__valid", f"i__{k}__payload")]
-        return names + [f"o__{p}__ready" for p in range(N_PORTS)] + list(CFG)
+        names += [f"o__{p}__ready" for p in range(N_PORTS)] + list(CFG)
+        return names + (["uop__valid", "uop__payload", "clear"] if self.fu else [])
 
     def idle_values(self) -> dict:
         return {name: 0 for name in self.driven}
@@ -314,16 +318,26 @@ class PeBench:
             idle = self.stall.idle if not delay else Schedule((delay, 1.0), (None, self.stall.idle.at(10**9)))
             self.sources.append(SourceDriver(self.ports[f"i__{k}"], tokens, idle,
                                              random.Random(self.rng.getrandbits(64))))
+        assert self.fu or phase.grant is None, "only the pe FU takes micro-ops that grant firings"
+        assert phase.grant is None or self.index == len(self.phases) - 1, "a granted phase comes last"
+        if self.fu:
+            firings = self.goldens[self.index].firings if phase.grant is None else phase.grant
+            uops = [PeUop.const({"firings": firings, "last": 1}).as_bits()] if firings else []
+            self.sources.append(SourceDriver(self.ports["uop"], uops, self.stall.idle,
+                                             random.Random(self.rng.getrandbits(64))))
 
     def drive(self, cycle: int) -> dict:
         values = {"cfg__write": 0, "cfg__read": 0, "cfg__addr": self.rng.getrandbits(16),
                   "cfg__data": self.rng.getrandbits(32)}
-        running = self.step == "run"
+        if self.fu:
+            values["clear"] = 0
+        running = self.step in ("run", "status", "status-check")
         for source in self.sources:
             if running:
                 values.update(source.drive(cycle - self.start))
             else:
-                values.update({source.port.valid: 0, source.port.payload: self.rng.getrandbits(32)})
+                values.update({source.port.valid: 0,
+                               source.port.payload: self.rng.getrandbits(source.port.width)})
         for sink in self.sinks:
             values.update(sink.drive(cycle))
         if self.step == "config" and self.writes:
@@ -380,8 +394,12 @@ class PeBench:
                     f"wrote {self.config_word:#x}")
             self.step, self.start, self.last_move = "run", cycle + 1, cycle
         elif self.step == "run":
-            done = all(s.done for s in self.sources) \
+            # A micro-op that grants fewer firings than the operands allow leaves tokens on offer:
+            # the FU (which has no queues of its own) never takes them.
+            feeding = self.sources[-1:] if phase.grant is not None else self.sources
+            done = all(s.done for s in feeding) \
                 and all(len(r) == len(g) for r, g in zip(self.received, gold.outputs, strict=True))
+            done = done and not (self.fu and sample["busy"])
             if done and cycle - self.last_move >= QUIET:
                 self.step = "status"
         elif self.step == "status":
@@ -392,8 +410,15 @@ class PeBench:
             _expect(sample["cfg__rdata"] == expected,
                     f"phase {self.index} ({phase.op}): status {sample['cfg__rdata']:#06b}, expected "
                     f"{expected:#06b} (bit 0 first state, bits 1-3 armed constant slots)")
-            _expect(sample["idle"] == int(gold.idle), f"phase {self.index} ({phase.op}): idle is "
-                                                     f"{sample['idle']}, the golden operator's {gold.idle}")
+            if self.fu:
+                uop_sent = bool(self.sources[-1].tokens)
+                _expect(not sample["busy"] and sample["finished"] >= int(uop_sent),
+                        f"phase {self.index} ({phase.op}): busy {sample['busy']}, finished "
+                        f"{sample['finished']} after its micro-op completed")
+            else:
+                _expect(sample["idle"] == int(gold.idle),
+                        f"phase {self.index} ({phase.op}): idle is {sample['idle']}, the golden "
+                        f"operator's {gold.idle}")
             firings = sample["firings"] - self.firings_before
             _expect(firings == gold.firings, f"phase {self.index} ({phase.op}): {firings} firings, the "
                                              f"golden operator's {gold.firings}")
@@ -412,10 +437,13 @@ def make_pe_bench(ports, phases, profile: str, seed: int) -> PeBench:
 
 
 def run_pe_amaranth(pe, phases, *, profile: str, seed: int) -> PeBench:
-    """Run ``phases`` on the PE component ``pe`` in Amaranth's simulator; returns the bench."""
+    """Run ``phases`` on ``pe`` (a RipplePE, or the pe FU) in Amaranth's simulator; returns the bench."""
     from testbench.amaranth_sim import run_in_amaranth
+    from testbench.rsn.compute_bench import FlatUop
     from testbench.streams import stream_ports
 
+    if hasattr(pe, "uop"):
+        pe = FlatUop(pe)        # integers on the micro-op port
     ports, _ = stream_ports(pe)
     bench = make_pe_bench(ports, phases, profile, seed)
     run_in_amaranth(pe, bench, max_cycles=bench.max_cycles)
