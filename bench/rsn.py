@@ -791,6 +791,7 @@ def _footer(meta: dict) -> list[str]:
     ] + [f"Re-run with `python -m bench.rsn`: {', '.join(run['parts'])} at git {run['git_revision']}"
          f"{' (with uncommitted changes)' if run['git_tracked_changes'] else ''}; {run['date']}; "
          f"wall time {run['wall_time_s']:.0f} s with {run['workers']} worker(s)."
+         + (f" {run['note']}" if run.get("note") else "")
          for run in meta.get("reruns", [])]
 
 
@@ -826,6 +827,7 @@ def run_parts(argv=None) -> dict:
         return record_parts(args.record, args.notes)
     grids = tuple(int(size) for size in args.grids.split(",") if size)
     started = time.perf_counter()
+    revision = git("rev-parse", "--short", "HEAD")      # the designs are elaborated from this one
     build_root = str(args.build_root.resolve())
     jobs = [(fabric_job, size, FABRIC_WIDTH, FABRIC_TARGET, FABRIC_SEEDS, build_root, args.harness)
             for size in sorted(grids, reverse=True)]
@@ -836,7 +838,7 @@ def run_parts(argv=None) -> dict:
     harnessed = " in PinLimitedHarness" if args.harness else ""
     run = {"parts": [f"fabric {size}x{size}{harnessed}" for size in grids]
            + (["switches"] if args.switch else []),
-           "git_revision": git("rev-parse", "--short", "HEAD"),
+           "git_revision": revision,
            "git_tracked_changes": bool(git("status", "--porcelain", "--untracked-files=no")),
            "date": _now(), "workers": args.jobs,
            "wall_time_s": round(time.perf_counter() - started, 1)}
