@@ -26,6 +26,7 @@ _COUNT_FIELDS["xbar"] = ("steps",)
 # Kinds whose token counts depend on the data (an xbar's spikes): their streams' counts are the
 # program's to state (None here), and a wrong count shows as a deadlock in the model and the RTL.
 DATA_DEPENDENT_KINDS = ("xbar",)
+DATA_DEPENDENT_KINDS += ("pe",)    # a dataflow operator's counts depend on its data too
 
 
 class ProgramError(ValueError):

@@ -1,7 +1,8 @@
 """``rivulet run GRAPH.json --vectors VECTORS.json``: every case of a RipTide vectors file on the
 Ripple golden model, one line per case (pass/fail, cycles, firings, IPC, the suite's step count).
 
-The Ripple PE hardware does not exist yet, so only ``--sim model`` runs a graph.
+The PE exists as the ``pe`` FU kind, but no lowering from a dataflow graph to an RSN program exists
+yet, so only ``--sim model`` runs a graph.
 """
 
 from pathlib import Path
@@ -28,7 +29,8 @@ def run_graph(path, vectors=None, *, sim: str = "model", say=print) -> list:
     """Run every case of ``vectors`` on the graph in ``path``; raise :class:`RunMismatch` if any fails."""
     path = Path(path)
     if sim != "model":
-        raise ParameterError(f"--sim {sim}: the Ripple PE hardware is not built yet, so a dataflow graph "
+        raise ParameterError(f"--sim {sim}: dataflow graphs are not lowered to the fabric yet (the pe FU "
+                             f"exists, the graph-to-program lowering does not), so a dataflow graph "
                              f"({path.name}) runs only on the golden model: use --sim model")
     if vectors is None:
         raise ParameterError(f"{path.name} is a dataflow graph: give its cases with --vectors FILE.json")

@@ -93,7 +93,7 @@ def test_rivulet_run_reports_every_case(capsys):
     out = capsys.readouterr().out
     assert "all 6 cases pass" in out and out.count(" pass ") == 6
     assert main(argv + ["--sim", "rtl"]) == 2
-    assert "Ripple PE hardware is not built yet" in capsys.readouterr().err
+    assert "dataflow graphs are not lowered to the fabric yet" in capsys.readouterr().err
 
 
 @needs_suite

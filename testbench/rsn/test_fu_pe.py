@@ -122,3 +122,25 @@ def test_rtl_micro_op_grants_only_its_firings():
             phase = with_front(Phase(**{**phase.__dict__, "grant": firings // 2}))
             print(f"pe FU grant {op} {firings // 2} of {firings} seed={seed}")
             run_pe_amaranth(PeFu(32), [phase], profile="random_stall_50", seed=seed)
+
+
+def test_checks_know_the_pe_kind():
+    """A pe node's micro-ops need firings >= 1; its token counts depend on its data, so the
+    program states them on its streams (a STEER may pass 2 of its 4 tokens)."""
+    from rsn.checks import ProgramError, check_ops, check_tokens, tokens_per_port
+    from rsn.graph import StreamGraph
+
+    assert tokens_per_port("pe", [{"firings": 5}]) == ([None] * 3, [None] * 2)
+    graph = StreamGraph()
+    graph.add_node("decide", "host_in", port="d", tokens=4)
+    graph.add_node("data", "host_in", port="x", tokens=4)
+    graph.add_node("steer", "pe", [{"firings": 4, "last": 1}])
+    graph.add_node("dst", "host_out", port="y", tokens=2)
+    graph.connect("decide", [("steer", 0)], 4)
+    graph.connect("data", [("steer", 1)], 4)
+    graph.connect(("steer", 0), ["dst"], 2)
+    check_ops(graph)
+    check_tokens(graph)
+    graph.nodes["steer"].uops = [{"firings": 0, "last": 1}]
+    with pytest.raises(ProgramError, match="firings is 0"):
+        check_ops(graph)
