@@ -366,7 +366,27 @@ class PeBench:
         moved = bool(transfers)
         if moved:
             self.last_move = cycle
+        if self.fu:
+            self._check_fu_status(cycle, sample, transfers)
         self._advance(cycle, sample)
+
+    def _check_fu_status(self, cycle, sample, transfers):
+        """The FU contract, cycle by cycle: ``stalls`` grows in each busy cycle in which nothing
+        fired (``firings`` did not grow) and no output token left; ``busy`` rises after a micro-op
+        is accepted. ``clear`` is never pulsed here, so the counters only grow."""
+        previous = getattr(self, "_previous", None)
+        if previous is not None:
+            last_sample, last_transfers = previous
+            fired = sample["firings"] - last_sample["firings"]
+            _expect(fired in (0, 1), f"cycle {cycle}: firings grew by {fired}")
+            sent = any(f"o__{p}" in last_transfers for p in range(N_PORTS))
+            stalled = last_sample["busy"] and not fired and not sent
+            _expect(sample["stalls"] == last_sample["stalls"] + stalled,
+                    f"cycle {cycle}: stalls is {sample['stalls']}, expected "
+                    f"{last_sample['stalls'] + stalled}")
+            if "uop" in last_transfers:
+                _expect(sample["busy"] == 1, f"cycle {cycle}: busy is 0 after a micro-op was accepted")
+        self._previous = (dict(sample), dict(transfers))
 
     def _output(self, cycle, port, payload):
         gold = self.goldens[self.index].outputs[port]

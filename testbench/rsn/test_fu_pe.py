@@ -144,3 +144,29 @@ def test_checks_know_the_pe_kind():
     graph.nodes["steer"].uops = [{"firings": 0, "last": 1}]
     with pytest.raises(ProgramError, match="firings is 0"):
         check_ops(graph)
+
+
+@pytest.mark.verilator
+def test_verilator():
+    """The FU's generated Verilog: every operator in random order, every profile x 3 seeds."""
+    import json
+    from dataclasses import astuple
+
+    from testbench.seeds import base_seed
+    from testbench.streams import stream_ports
+    from testbench.verilator import build_design, run_cocotb
+
+    seeds = seeds_for("pe-fu-verilator")
+    print(f"pe FU verilator seeds={seeds}")
+    phases = {}
+    for seed in seeds:
+        rng = random.Random(seed)
+        chosen = [drained(random_phase(op, rng)) for op in OPERATORS]
+        rng.shuffle(chosen)
+        phases[str(seed)] = [phase.to_json() for phase in chosen]
+    fu = PeFu(32)
+    ports, _ = stream_ports(fu)
+    config = {"depth": 0, "ports": [astuple(port) for port in ports], "profiles": list(PROFILES),
+              "seeds": seeds, "phases": phases, "base_seed": base_seed()}
+    built = build_design("rsn-pe-width=32", fu)
+    run_cocotb(built, "testbench.ripple.tb_pe", "rsn-pe-random", {"RIVULET_PE": json.dumps(config)})
