@@ -157,7 +157,10 @@ def _place_route_pack(board, directory, tools, resources, fabric_name, seed, all
     if board.family == "ecp5":
         command += ["--router", "router2"]     # router1 does not converge on large fabrics
     try:
-        _run(command, directory, "nextpnr.log", "place and route", log)
+        # nextpnr prints its utilisation right after packing, then may search for a legal
+        # placement of an overfull design for a quarter of an hour: stop it at the table.
+        _run(command, directory, "nextpnr.log", "place and route", log,
+             stop_when=lambda text: _raise_if_overfull(board, text, fabric_name))
     except ToolFailedError:
         _explain_placement_failure(board, directory / "nextpnr.log", fabric_name)
         raise
@@ -237,7 +240,11 @@ _UTILISATION_LINE = re.compile(r"Info:\s+(\w+):\s+(\d+)/\s*(\d+)\s+\d+%")
 
 def _explain_placement_failure(board: Board, log_path: Path, fabric_name: str) -> None:
     """Turn nextpnr's over-utilisation into a :class:`FitError` with the numbers."""
-    text = log_path.read_text(errors="replace") if log_path.exists() else ""
+    _raise_if_overfull(board, log_path.read_text(errors="replace") if log_path.exists() else "",
+                       fabric_name)
+
+
+def _raise_if_overfull(board: Board, text: str, fabric_name: str) -> None:
     over = [f"{kind} {used} of {available}" for kind, used, available in _UTILISATION_LINE.findall(text)
             if int(used) > int(available)]
     if over:
@@ -272,8 +279,10 @@ def _path() -> str:
     return os.environ.get("PATH", "")
 
 
-def _run(command: list[str], cwd: Path, log_name: str | None, step: str, log) -> None:
-    """Run one tool, echoing its phases and a heartbeat on long steps; raise with the log tail."""
+def _run(command: list[str], cwd: Path, log_name: str | None, step: str, log, stop_when=None) -> None:
+    """Run one tool, echoing its phases and a heartbeat on long steps; raise with the log tail.
+
+    ``stop_when(log_text)`` may raise to end the run early (the tool is stopped first)."""
     output = cwd / f"{Path(command[0]).name}.out"
     started = time.monotonic()
     with open(output, "w") as sink:
@@ -282,6 +291,13 @@ def _run(command: list[str], cwd: Path, log_name: str | None, step: str, log) ->
         while process.poll() is None:
             time.sleep(0.5)
             seen = _echo_phases(cwd / log_name if log_name else output, seen, log)
+            if stop_when is not None and log_name and (cwd / log_name).exists():
+                try:
+                    stop_when((cwd / log_name).read_text(errors="replace"))
+                except FlowError:
+                    process.kill()
+                    process.wait()
+                    raise
             if time.monotonic() - last_note >= PROGRESS_EVERY_S:
                 last_note = time.monotonic()
                 log(f"      ... {step}: {time.monotonic() - started:.0f} s")

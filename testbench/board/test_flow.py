@@ -6,6 +6,7 @@ about 25 s of yosys and nextpnr. The other tests reach each error without a full
 
 import dataclasses
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -100,3 +101,15 @@ def test_missed_timing_fails_without_a_bitstream(tmp_path):
                              log=lambda line: None)
     assert (tmp_path / "report.txt").exists() and not (tmp_path / "top.bin").exists()
     assert "MISSES timing" in Path(tmp_path / "report.txt").read_text()
+
+
+def test_an_overfull_placement_is_stopped_at_the_utilisation_table(tmp_path):
+    """nextpnr would search for a legal placement of an overfull design for many minutes; the
+    flow stops it as soon as the utilisation table shows the overflow."""
+    script = ("printf 'Info: Device utilisation:\\nInfo: \\t        TRELLIS_COMB:   84621/  83640   101%%\\n'"
+              " > nextpnr.log; sleep 60")
+    started = time.monotonic()
+    with pytest.raises(flow.FitError, match="needs TRELLIS_COMB 84621 of 83640"):
+        flow._run(["sh", "-c", script], tmp_path, "nextpnr.log", "place and route", lambda line: None,
+                  stop_when=lambda text: flow._raise_if_overfull(BOARDS["ulx3s-85f"], text, "big.toml"))
+    assert time.monotonic() - started < 20
