@@ -38,6 +38,10 @@ SEARCH = {  # board -> (widths to try, first grid)
     "ulx3s-85f": ((32,), (4, 4)),
 }
 QUICK_SEARCH = {"icebreaker": ((16,), (1, 1))}
+# A grid near the part's size can keep nextpnr's router busy for hours (the 85F at 5x5 had not
+# converged after an hour): past this, the grid counts as not placeable and the next smaller one
+# is tried.
+PLACE_TIME_LIMIT_S = 45 * 60
 
 
 def default_mix(rows: int, cols: int, width: int):
@@ -97,8 +101,9 @@ def largest_fabric(board_name: str, widths, first, log=print) -> list[dict]:
             try:
                 report = flow.build_bitstream(board, default_mix(rows, cols, width),
                                               fabric_name=f"{rows}x{cols} w{width}", directory=directory,
-                                              allow_timing_fail=True, synthesised=resources, log=log)
-            except flow.FitError as error:
+                                              allow_timing_fail=True, synthesised=resources, log=log,
+                                              time_limit_s=PLACE_TIME_LIMIT_S)
+            except (flow.FitError, flow.ToolFailedError) as error:
                 tried.append({"grid": [rows, cols], "fits_placement": False, "error": str(error)})
                 continue
             entry["placed"] = {
@@ -159,13 +164,20 @@ def markdown(results: dict) -> str:
             f"{placed['tiles']} | {placed['LUT']} ({100 * placed['LUT'] / cap['LUT']:.0f}%) | "
             f"{placed['FF']} | {placed['BRAM']} | {placed['DSP']} | {placed['fmax_mhz']:.1f} MHz | "
             f"{placed['clock_mhz']:.0f} MHz{'' if placed['meets_timing'] else ' (missed)'} |")
-    lines += ["", "Fit search (synthesis only; the first grid too large ends the search):", ""]
+    lines += ["", "Fit search: synthesis in growing order until a grid exceeds the part, then placement "
+              "from the largest down:", ""]
     for entry in results["boards"]:
-        steps = ", ".join(
-            f"{t['grid'][0]}x{t['grid'][1]} {t.get('LUT', '?')} LUT"
-            f"{'' if t.get('fits_synthesis', True) and t.get('fits_placement', True) else ' (no)'}"
-            for t in entry["synthesised"])
-        lines.append(f"- {entry['board']} at {entry['width']} bits: {steps}")
+        steps = []
+        for tried in entry["synthesised"]:
+            grid = f"{tried['grid'][0]}x{tried['grid'][1]}"
+            if "error" in tried:
+                steps.append(f"{grid} placement: {tried['error']}")
+            else:
+                too_large = "" if tried["fits_synthesis"] else " (too large)"
+                steps.append(f"{grid} {tried['LUT']} LUT{too_large}")
+        lines.append(f"- {entry['board']} at {entry['width']} bits: " + "; ".join(steps))
+    for note in results["meta"].get("notes", []):
+        lines += ["", note]
     if results["tiles"]:
         lines += ["", "## One tile of each kind, 32 bits, synthesised alone", "",
                   "| kind | family | LUT | FF | BRAM | DSP |", "|---|---|---:|---:|---:|---:|"]

@@ -112,11 +112,13 @@ class BuildReport:
 
 def build_bitstream(board: Board, spec: FabricSpec, *, fabric_name: str = "fabric",
                     directory: Path | None = None, allow_timing_fail: bool = False, seed: int = 1,
-                    baud: int = 115_200, log=print, synthesised: dict | None = None) -> BuildReport:
+                    baud: int = 115_200, log=print, synthesised: dict | None = None,
+                    time_limit_s: float | None = None) -> BuildReport:
     """Run the whole flow for ``spec`` on ``board``; see the module docstring.
 
     ``synthesised``: the resources :func:`synthesise` returned for this very fabric in
     ``directory``, to start at placement (the benchmark's fit search has synthesised already).
+    ``time_limit_s`` stops place and route after that long with a :class:`ToolFailedError`.
     """
     directory = Path(directory) if directory else BUILD_ROOT / board.name
     directory.mkdir(parents=True, exist_ok=True)
@@ -126,7 +128,7 @@ def build_bitstream(board: Board, spec: FabricSpec, *, fabric_name: str = "fabri
     started = time.monotonic()
     if synthesised is not None:
         return _place_route_pack(board, directory, tools, synthesised, fabric_name, seed,
-                                 allow_timing_fail, seconds, log)
+                                 allow_timing_fail, seconds, log, time_limit_s)
     log(f"[1/4] Verilog: {fabric_name} ({spec.rows}x{spec.cols}, {spec.data_width}-bit) with the UART "
         f"bridge at {baud} baud, for {board.description}")
     write_top(board, spec, directory, baud=baud)
@@ -138,11 +140,11 @@ def build_bitstream(board: Board, spec: FabricSpec, *, fabric_name: str = "fabri
     seconds["synthesis"] = time.monotonic() - started
     check_fit(board, resources, fabric_name)
     return _place_route_pack(board, directory, tools, resources, fabric_name, seed, allow_timing_fail,
-                             seconds, log)
+                             seconds, log, time_limit_s)
 
 
 def _place_route_pack(board, directory, tools, resources, fabric_name, seed, allow_timing_fail,
-                      seconds, log) -> BuildReport:
+                      seconds, log, time_limit_s=None) -> BuildReport:
     started = time.monotonic()
     log(f"[3/4] place and route (nextpnr-{board.family}, {board.clock_mhz:g} MHz clock, seed {seed})")
     nextpnr, packer = tools["pnr"], tools["pack"]
@@ -160,7 +162,7 @@ def _place_route_pack(board, directory, tools, resources, fabric_name, seed, all
         # nextpnr prints its utilisation right after packing, then may search for a legal
         # placement of an overfull design for a quarter of an hour: stop it at the table.
         _run(command, directory, "nextpnr.log", "place and route", log,
-             stop_when=lambda text: _raise_if_overfull(board, text, fabric_name))
+             stop_when=lambda text: _raise_if_overfull(board, text, fabric_name), time_limit_s=time_limit_s)
     except ToolFailedError:
         _explain_placement_failure(board, directory / "nextpnr.log", fabric_name)
         raise
@@ -279,7 +281,8 @@ def _path() -> str:
     return os.environ.get("PATH", "")
 
 
-def _run(command: list[str], cwd: Path, log_name: str | None, step: str, log, stop_when=None) -> None:
+def _run(command: list[str], cwd: Path, log_name: str | None, step: str, log, stop_when=None,
+         time_limit_s: float | None = None) -> None:
     """Run one tool, echoing its phases and a heartbeat on long steps; raise with the log tail.
 
     ``stop_when(log_text)`` may raise to end the run early (the tool is stopped first)."""
@@ -298,6 +301,11 @@ def _run(command: list[str], cwd: Path, log_name: str | None, step: str, log, st
                     process.kill()
                     process.wait()
                     raise
+            if time_limit_s is not None and time.monotonic() - started > time_limit_s:
+                process.kill()
+                process.wait()
+                raise ToolFailedError(f"{step} did not finish within {time_limit_s:.0f} s "
+                                      f"(log: {cwd / (log_name or output.name)})")
             if time.monotonic() - last_note >= PROGRESS_EVERY_S:
                 last_note = time.monotonic()
                 log(f"      ... {step}: {time.monotonic() - started:.0f} s")
