@@ -156,7 +156,9 @@ def markdown(results: dict) -> str:
         board = BOARDS[entry["board"]]
         placed = entry["placed"]
         if placed is None:
-            lines.append(f"| {entry['board']} | {entry['width']} | none fits | | | | | | | |")
+            synthesised = any(tried.get("fits_synthesis") for tried in entry["synthesised"])
+            what = "not placed and routed (see below)" if synthesised else "none fits"
+            lines.append(f"| {entry['board']} | {entry['width']} | {what} | | | | | | | |")
             continue
         cap = board.capacity
         lines.append(
