@@ -44,6 +44,16 @@ class Board:
         return ".bin" if self.family == "ice40" else ".bit"
 
 
+def _ulx3s(part: str, luts: int, brams: int, multipliers: int, default_fabric: str) -> Board:
+    """One ULX3S variant: the board, its pins and its clock are shared; only the ECP5 part differs."""
+    return Board(
+        name=f"ulx3s-{part}f", description=f"ULX3S, ECP5 LFE5U-{part.upper()}F-6BG381", family="ecp5",
+        device_flags=(f"--{part}k", "--speed", "6"), package="CABGA381", constraints="ulx3s.lpf",
+        clock_hz=25_000_000, n_leds=8, button_active_low=False, leds_active_low=False,
+        capacity={"LUT": luts, "FF": luts, "BRAM": brams, "DSP": multipliers},
+        default_fabric=default_fabric)
+
+
 BOARDS: dict[str, Board] = {board.name: board for board in (
     Board(
         name="icebreaker", description="iCEBreaker v1.0, iCE40UP5K-SG48", family="ice40",
@@ -51,18 +61,8 @@ BOARDS: dict[str, Board] = {board.name: board for board in (
         clock_hz=12_000_000, n_leds=2, button_active_low=True, leds_active_low=True,
         capacity={"LUT": 5280, "FF": 5280, "BRAM": 30, "DSP": 8},
         default_fabric="icebreaker.toml"),
-    Board(
-        name="ulx3s-25f", description="ULX3S, ECP5 LFE5U-25F-6BG381", family="ecp5",
-        device_flags=("--25k", "--speed", "6"), package="CABGA381", constraints="ulx3s.lpf",
-        clock_hz=25_000_000, n_leds=8, button_active_low=False, leds_active_low=False,
-        capacity={"LUT": 24288, "FF": 24288, "BRAM": 56, "DSP": 28},
-        default_fabric="ulx3s-25f.toml"),
-    Board(
-        name="ulx3s-85f", description="ULX3S, ECP5 LFE5U-85F-6BG381", family="ecp5",
-        device_flags=("--85k", "--speed", "6"), package="CABGA381", constraints="ulx3s.lpf",
-        clock_hz=25_000_000, n_leds=8, button_active_low=False, leds_active_low=False,
-        capacity={"LUT": 83640, "FF": 83640, "BRAM": 208, "DSP": 156},
-        default_fabric="default.toml"),
+    _ulx3s("25", luts=24288, brams=56, multipliers=28, default_fabric="ulx3s-25f.toml"),
+    _ulx3s("85", luts=83640, brams=208, multipliers=156, default_fabric="default.toml"),
 )}
 
 
