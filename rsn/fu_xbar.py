@@ -16,6 +16,12 @@ per micro-op (:data:`rsn.isa.XbarUop`): ``steps`` timesteps, each of them
   this tile's axons;
 * then the end of the timestep (leak, compare, reset).
 
+An input ``k`` marked in ``delayed`` is one timestep late, for recurrent connections (a cluster
+that hears its own or a later cluster's spikes): it is not read in the micro-op's first
+timestep, so step t integrates the sender's step t - 1, and after the last timestep its
+remaining step (the sender's last) is read up to its end-of-step word and dropped. The micro-op
+therefore consumes every word its senders emit, ``steps`` timesteps per input.
+
 The neuron arithmetic is ``hw.lif_model.LifCrossbarModel``'s with the fabric's parameters. On
 ``o[0]`` the unit emits the step's spikes in the model's order, then one end-of-step word, per
 timestep. An axon ``base[k] + n`` outside the crossbar is a program error (the model raises; the
@@ -194,32 +200,40 @@ class XbarFu(wiring.Component):
         m.submodules.crossbar = xb = Crossbar(p, axons=self.axons, neurons=self.neurons, banks=B)
 
         # --- micro-ops and the input merge ---------------------------------------------------
-        active = Signal()                   # timesteps still to feed
+        active = Signal()                   # timesteps still to feed, or delayed inputs to drain
         steps_left = Signal(16)
         inputs = Signal(3)
+        delayed = Signal(3)
         base = Signal(data.ArrayLayout(_BASE_BITS, 3))
         last = Signal()
+        first = Signal()                    # in the micro-op's first timestep: delayed inputs wait
+        draining = Signal()                 # after the last timestep: discard the delayed inputs' step
         port = Signal(range(4))             # the input being read; 3: feed the end of step
         owed = Signal(17)                   # end-of-step events fed, not yet sent on o[0]
 
         m.d.comb += self.uop.ready.eq(~active & (owed == 0))
         with m.If(self.uop.valid & self.uop.ready):
             m.d.sync += [active.eq(1), steps_left.eq(self.uop.payload.steps),
-                         inputs.eq(self.uop.payload.inputs), base.eq(self.uop.payload.base),
-                         last.eq(self.uop.payload.last), port.eq(0)]
+                         inputs.eq(self.uop.payload.inputs), delayed.eq(self.uop.payload.delayed),
+                         base.eq(self.uop.payload.base), last.eq(self.uop.payload.last), port.eq(0),
+                         first.eq(1), draining.eq(0)]
 
+        # Input k takes part in this step unless it is off, or delayed and this is the first step;
+        # while draining only the delayed inputs do, and their spikes are read and dropped.
+        reads = Mux(draining, inputs & delayed, inputs & ~(delayed & first.replicate(3)))
         taken = Signal()
         fed_end = Signal()
+        drain_done = Signal()
         with m.If(active):
             with m.Switch(port):
                 for k in range(3):
                     with m.Case(k):
                         word = self.i[k].payload
-                        with m.If(~inputs[k]):
+                        with m.If(~reads[k]):
                             m.d.sync += port.eq(k + 1)
-                        with m.Elif(word[0]):           # end of this input's part of the step
+                        with m.Elif(word[0] | draining):    # end of this input's part, or dropped
                             m.d.comb += [self.i[k].ready.eq(1), taken.eq(self.i[k].valid)]
-                            with m.If(self.i[k].valid):
+                            with m.If(self.i[k].valid & word[0]):
                                 m.d.sync += port.eq(k + 1)
                         with m.Else():
                             m.d.comb += [
@@ -230,12 +244,19 @@ class XbarFu(wiring.Component):
                                 taken.eq(self.i[k].valid & xb.i.ready),
                             ]
                 with m.Case(3):
-                    m.d.comb += [xb.i.valid.eq(1), xb.i.payload.kind.eq(EventKind.END_OF_STEP),
-                                 fed_end.eq(xb.i.ready)]
-                    with m.If(xb.i.ready):
-                        m.d.sync += [port.eq(0), steps_left.eq(steps_left - 1)]
-                        with m.If(steps_left == 1):
-                            m.d.sync += active.eq(0)
+                    with m.If(draining):
+                        m.d.comb += drain_done.eq(1)
+                        m.d.sync += [active.eq(0), draining.eq(0)]
+                    with m.Else():
+                        m.d.comb += [xb.i.valid.eq(1), xb.i.payload.kind.eq(EventKind.END_OF_STEP),
+                                     fed_end.eq(xb.i.ready)]
+                        with m.If(xb.i.ready):
+                            m.d.sync += [port.eq(0), steps_left.eq(steps_left - 1), first.eq(0)]
+                            with m.If(steps_left == 1):
+                                with m.If((inputs & delayed).any()):
+                                    m.d.sync += draining.eq(1)
+                                with m.Else():
+                                    m.d.sync += active.eq(0)
 
         # --- output: AER words ----------------------------------------------------------------
         out = self.o[0]
@@ -248,7 +269,11 @@ class XbarFu(wiring.Component):
         sent = out.valid & out.ready
         sent_end = sent & is_end
         m.d.sync += owed.eq(owed + fed_end - sent_end)
-        completes = sent_end & (owed == 1) & ~active
+        # The micro-op completes when its last end-of-step word has left and nothing is left to
+        # read: whichever of the two happens later.
+        owed_after = Signal.like(owed)
+        m.d.comb += owed_after.eq(owed - sent_end)
+        completes = (sent_end & (owed == 1) & ~active) | (drain_done & (owed_after == 0))
 
         busy = active | (owed != 0)
         m.d.comb += self.busy.eq(busy)
@@ -337,6 +362,7 @@ class XbarModel(UnitModel):
         self.port = 0
         self.events: list[int] = []
         self.pending: list[int] = []        # output words of the last timestep, not yet sent
+        self.first = self.draining = False
         self.latch = [0] * banks
         self._stage_w = [0] * self.map.words_per_group
         self._stage_m = [0] * banks
@@ -410,8 +436,9 @@ class XbarModel(UnitModel):
                 return False
             self.current = self.uops.popleft()
             self.steps_left, self.port, self.events = self.current["steps"], 0, []
+            self.first, self.draining = True, False
         uop = self.current
-        while self.port < 3 and not uop["inputs"] >> self.port & 1:
+        while self.port < 3 and not self._reads(uop, self.port):
             self.port += 1
         if self.port < 3:
             channel = inputs[self.port]
@@ -420,18 +447,37 @@ class XbarModel(UnitModel):
             is_end, ident = aer_decode(channel.pop())
             if is_end:
                 self.port += 1
-            else:
+            elif not self.draining:
                 self.events.append(uop["base"][self.port] + ident)
             if self.port < 3:
                 return True
+        if self.draining:                       # the delayed inputs' last step is read and dropped
+            self._end_uop(uop)
+            return True
         spikes, _ = self.crossbar.step(self.events)
         self.pending = [aer_word(int(n)) for n in spikes] + [END_WORD]
-        self.port, self.events = 0, []
+        self.port, self.events, self.first = 0, [], False
         self.steps_left -= 1
         if self.steps_left == 0:
-            self._closing = bool(uop["last"])
-            self.current = None
+            if uop["inputs"] & uop["delayed"]:
+                self.draining = True
+            else:
+                self._end_uop(uop)
         return True
+
+    def _reads(self, uop, k: int) -> bool:
+        """Input ``k`` takes part now: enabled, and delayed ones not in the first step; while
+        draining, only the delayed ones."""
+        enabled, delayed = uop["inputs"] >> k & 1, uop["delayed"] >> k & 1
+        if self.draining:
+            return bool(enabled and delayed)
+        return bool(enabled and not (delayed and self.first))
+
+    def _end_uop(self, uop):
+        self._closing = bool(uop["last"])
+        self.current, self.draining = None, False
+        if not self.pending and self._closing:
+            self.finished = True
 
     _closing = False
 

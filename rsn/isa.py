@@ -97,6 +97,7 @@ XbarUop = _padded({
     "steps": 16,                # timesteps: per step, each enabled input until its end-of-step word
     "inputs": 3,                # bit k: input i[k] takes part, read in port order 0, 1, 2
     "base": data.ArrayLayout(12, 3),    # axon of id 0 on input k (axon = base[k] + id)
+    "delayed": 3,               # bit k: input k is one timestep late (skipped in step 0, drained after)
     "last": 1,
 })
 

@@ -3,18 +3,19 @@
 The lowering (docs/snn.md, "On the fabric"):
 
 * **Clusters.** Each LIF population is clustered on its own (``snn.partition.cluster``, at most
-  ``cluster_size`` neurons and the tile's axons each), so a cluster's sources are all in earlier
-  populations and the cluster graph of a feed-forward network is acyclic. One xbar tile per
-  cluster; a cluster's neurons are the tile's neurons 0, 1, ... in ascending global id.
-* **Timing.** Zero-delay, as the xbar FU works: in timestep t a cluster integrates the spikes its
-  sources emit in timestep t. A tile reads its inputs in port order, each until its end-of-step
-  word, so its events arrive source by source, each source's in its emission order; the reference
-  (:func:`simulate_clusters`) feeds ``LifCrossbarModel`` in exactly that order.
+  ``cluster_size`` neurons and the tile's axons each), populations in the network's evaluation
+  order, so a cluster's zero-delay sources are all earlier clusters. One xbar tile per cluster;
+  a cluster's neurons are the tile's neurons 0, 1, ... in ascending global id.
+* **Timing.** A zero-delay source's spikes of timestep t are integrated in t; a delay-1 source's
+  (recurrence) in t + 1, through the xbar micro-op's ``delayed`` inputs. A tile reads its
+  inputs in port order (delayed sources, host input, zero-delay clusters), each until its
+  end-of-step word, so its events arrive source by source, each source's in its emission order;
+  the reference (:func:`simulate_clusters`) feeds ``LifCrossbarModel`` in exactly that order. A
+  delayed route must hold a timestep of its sender's words (:func:`_check_recurrent_buffers`).
 * **Streams.** The host sends the input population's spikes as AER words on one host port,
   multicast to every cluster that needs them; each cluster's output is one stream multicast to
   every cluster that needs it, and an output population's clusters each send theirs to a host
-  output port. At most three sources per cluster (the FU's inputs): host input first, then
-  source clusters in order.
+  output port. At most three sources per cluster (the FU's inputs).
 * **Id translation.** Words carry the sender's own ids (input index, or the source tile's neuron
   index); the receiving tile's micro-op gives each input a ``base``, and the source's ids occupy
   axons ``base .. base + size - 1``. So a cluster needs as many axons as its sources' sizes
@@ -54,6 +55,7 @@ class Cluster:
     gids: list[int]                              # global ids, tile neuron i = gids[i]
     sources: list[str] = field(default_factory=list)    # "input" or cluster names, port order
     bases: list[int] = field(default_factory=list)
+    delayed: list[bool] = field(default_factory=list)   # per source: heard one timestep late
     weights: np.ndarray | None = None            # (axons, neurons)
 
 
@@ -69,19 +71,10 @@ class SnnLowering:
 
 
 def _ordered_populations(network: Network) -> list[str]:
-    lif = [name for name, p in network.populations.items() if p.params is not None]
-    pre = {name: {k.pre for k in network.projections if k.post == name} for name in lif}
-    ordered, placed = [], {name for name, p in network.populations.items() if p.params is None}
-    while len(ordered) < len(lif):
-        ready = [name for name in lif if name not in placed and pre[name] <= placed]
-        if not ready:
-            stuck = sorted(set(lif) - placed)
-            raise LoweringError(f"snn lowering: populations {stuck} form a cycle; the xbar lowering "
-                                f"integrates spikes in the timestep they are sent, so it needs a "
-                                f"feed-forward network")
-        ordered += ready
-        placed.update(ready)
-    return ordered
+    try:
+        return network.evaluation_order()
+    except ValueError as error:
+        raise LoweringError(f"snn lowering: {error}") from None
 
 
 def _clusters(network: Network, spec, cluster_size: int, objective: str, rates) -> list[Cluster]:
@@ -113,13 +106,19 @@ def _connect(network: Network, clusters: list[Cluster], spec):
     owner = {gid: (c, i) for c in clusters for i, gid in enumerate(c.gids)}
     pre, post, weight = network.synapses()
     by_name = {c.name: c for c in clusters}
+    delays = network.delays()
     for c in clusters:
         mine = np.isin(post, c.gids)
-        sources = set()
-        for s in pre[mine].tolist():
-            sources.add("input" if source_input.offset <= s < source_input.offset + source_input.size
-                        else owner[s][0].name)
-        ordered = (["input"] if "input" in sources else []) + [k.name for k in clusters if k.name in sources]
+        heard = {}                                  # source -> its delay into this cluster
+        for s, delay in zip(pre[mine].tolist(), delays[mine].tolist(), strict=True):
+            source = ("input" if source_input.offset <= s < source_input.offset + source_input.size
+                      else owner[s][0].name)
+            heard[source] = delay
+        # Port order: delayed sources first (their step is complete before this one starts, so
+        # reading them first never waits), then the host input, then the zero-delay clusters in
+        # evaluation order.
+        order = ["input"] + [k.name for k in clusters]
+        ordered = ([s for s in order if heard.get(s) == 1] + [s for s in order if heard.get(s) == 0])
         if len(ordered) > 3:
             raise LoweringError(f"snn lowering: cluster {c.name} receives from {len(ordered)} sources "
                                 f"({', '.join(ordered)}); an xbar tile merges at most 3 input streams; "
@@ -133,7 +132,7 @@ def _connect(network: Network, clusters: list[Cluster], spec):
                                 f"{next_axon} neurons together, more than the tile's {spec.xbar_axons} "
                                 f"axons (each source's ids take a contiguous axon range); use smaller "
                                 f"clusters upstream or a larger crossbar")
-        c.sources, c.bases = ordered, bases
+        c.sources, c.bases, c.delayed = ordered, bases, [heard[s] == 1 for s in ordered]
         c.weights = np.zeros((spec.xbar_axons, spec.xbar_neurons), dtype=np.int64)
         local = {gid: i for i, gid in enumerate(c.gids)}
         for s, t, w in zip(pre[mine].tolist(), post[mine].tolist(), weight[mine].tolist(), strict=True):
@@ -146,13 +145,18 @@ def _connect(network: Network, clusters: list[Cluster], spec):
 
 
 def simulate_clusters(clusters: list[Cluster], params, inputs: list[list[int]]):
-    """The mapped network's golden run: per cluster, its spikes per timestep and final membranes."""
+    """The mapped network's golden run: per cluster, its spikes per timestep and final membranes.
+
+    A tile's events of a timestep are its sources' spikes in port order; a delayed source's are
+    those it sent in the previous timestep (none in the first)."""
     models = {c.name: LifCrossbarModel(c.weights, params) for c in clusters}
     spikes = {c.name: [] for c in clusters}
+    previous = {"input": [], **{c.name: [] for c in clusters}}
     for step, events in enumerate(inputs):
         sent = {"input": list(events)}
-        for c in clusters:                      # clusters are in dependency order
-            axons = [c.bases[k] + n for k, source in enumerate(c.sources) for n in sent[source]]
+        for c in clusters:                      # clusters are in evaluation order
+            axons = [c.bases[k] + n for k, source in enumerate(c.sources)
+                     for n in (previous[source] if c.delayed[k] else sent[source])]
             ids, _ = models[c.name].step(axons)
             ids = [int(n) for n in ids]
             stray = [n for n in ids if n >= len(c.gids)]
@@ -162,7 +166,28 @@ def simulate_clusters(clusters: list[Cluster], params, inputs: list[list[int]]):
                                     f"source's axons; use a threshold above 0")
             sent[c.name] = ids
             spikes[c.name].append(ids)
+        previous = sent
     return spikes, {name: [int(v) for v in model.v] for name, model in models.items()}
+
+
+def _check_recurrent_buffers(clusters: list[Cluster], spikes, inputs, spec):
+    """A delayed stream must hold one whole timestep of its sender's words.
+
+    The receiver reads a delayed input first in every step, but only once the sender's step is
+    complete; meanwhile the sender may already emit the next step into the same route. The words
+    a route is sure to hold are the receiving FU's token queue and its switch output buffer; a
+    timestep that sends more can stop both tiles for good (on the model and on the RTL alike)."""
+    capacity = spec.queue_depth + 2
+    for c in clusters:
+        for source, late in zip(c.sources, c.delayed, strict=True):
+            steps = inputs if source == "input" else spikes[source]
+            words = max(len(step) for step in steps) + 1
+            if late and words > capacity:
+                raise LoweringError(
+                    f"snn lowering: the recurrent (delay 1) stream {source} -> {c.name} carries up to "
+                    f"{words} words in a timestep, but the route buffers only {capacity} "
+                    f"(queue_depth {spec.queue_depth} + 2); raise the fabric's queue_depth to at least "
+                    f"{words - 2} or lower the spike rate of {source}")
 
 
 def _words(steps: list[list[int]]) -> list[int]:
@@ -186,6 +211,7 @@ def lower_network(network: Network, spec, inputs: list[list[int]], *, name: str 
     _connect(network, clusters, spec)
     params = spec.xbar_params
     spikes, membranes = simulate_clusters(clusters, params, inputs)
+    _check_recurrent_buffers(clusters, spikes, inputs, spec)
     amap = XbarAddressMap(params, spec.xbar_axons, spec.xbar_neurons, spec.xbar_banks)
 
     in_ports = [p.name for p in spec.host_ports if p.direction == "in"]
@@ -202,7 +228,9 @@ def lower_network(network: Network, spec, inputs: list[list[int]], *, name: str 
     for c in clusters:
         mask = sum(1 << k for k in range(len(c.sources)))
         bases = (c.bases + [0, 0, 0])[:3]
-        graph.add_node(c.name, "xbar", [{"steps": steps, "inputs": mask, "base": bases, "last": 1}])
+        delayed = sum(1 << k for k, late in enumerate(c.delayed) if late)
+        graph.add_node(c.name, "xbar", [{"steps": steps, "inputs": mask, "base": bases,
+                                         "delayed": delayed, "last": 1}])
     input_words = _words(inputs)
     graph.add_host_in("spikes_in", host_input, len(input_words))
     outputs, expected = {}, {}

@@ -5,6 +5,12 @@ Input populations are spike sources that live off the crossbars; every other pop
 LIF neurons with one ``LifParams``. A projection is dense (a pre x post matrix whose zeros are
 not synapses) or sparse (a COO triple); either way its weights are checked against the
 receiving population's weight width, and errors name the projection (the layer) and the limit.
+
+Timing: a projection has a ``delay`` of 0 or 1 timesteps. With delay 0 the receiving population
+integrates the spikes in the timestep they are sent (a feed-forward layer); with delay 1 in the
+next one, which is what makes recurrence well defined: a population that hears itself, or a
+later population, does so through delay-1 projections. The zero-delay projections must form no
+cycle (they fix the order in which populations are evaluated within a timestep).
 """
 
 from dataclasses import dataclass
@@ -32,6 +38,7 @@ class Projection:
     rows: np.ndarray                # pre-population indices
     cols: np.ndarray                # post-population indices
     weights: np.ndarray
+    delay: int = 0                  # timesteps: 0 (same step) or 1 (the next step)
 
 
 class Network:
@@ -61,7 +68,7 @@ class Network:
         if output:
             self.outputs.append(name)
 
-    def connect_dense(self, pre: str, post: str, weights, name: str | None = None):
+    def connect_dense(self, pre: str, post: str, weights, name: str | None = None, delay: int = 0):
         """``weights[i, j]`` from pre neuron i to post neuron j; zero means no synapse."""
         weights = np.asarray(weights)
         name = name or f"{pre}->{post}"
@@ -70,12 +77,21 @@ class Network:
             raise ValueError(f"network: projection {name!r} has weights of shape {weights.shape}; "
                              f"{pre!r} x {post!r} needs {shape}")
         rows, cols = np.nonzero(weights)
-        self.connect_sparse(pre, post, rows, cols, weights[rows, cols], name)
+        self.connect_sparse(pre, post, rows, cols, weights[rows, cols], name, delay)
 
-    def connect_sparse(self, pre: str, post: str, rows, cols, weights, name: str | None = None):
+    def connect_sparse(self, pre: str, post: str, rows, cols, weights, name: str | None = None,
+                       delay: int = 0):
         """A COO triple: synapse k from pre neuron ``rows[k]`` to post neuron ``cols[k]``."""
         name = name or f"{pre}->{post}"
         source, target = self._population(pre, name), self._population(post, name)
+        if delay not in (0, 1) or isinstance(delay, bool):
+            raise ValueError(f"network: projection {name!r} has delay={delay!r}; use 0 (the same "
+                             f"timestep) or 1 (the next timestep)")
+        for k in self.projections:
+            if k.pre == pre and k.post == post and k.delay != delay:
+                raise ValueError(f"network: projection {name!r} connects {pre!r} to {post!r} with "
+                                 f"delay {delay}, but projection {k.name!r} does with delay {k.delay}; "
+                                 f"one population pair has one delay")
         if target.params is None:
             raise ValueError(f"network: projection {name!r} targets input population {post!r}")
         rows, cols, weights = (np.asarray(x).reshape(-1) for x in (rows, cols, weights))
@@ -102,7 +118,7 @@ class Network:
         if len(set(pairs_new)) != len(pairs_new) or pairs.intersection(pairs_new):
             raise ValueError(f"network: projection {name!r} repeats a synapse between the same two neurons")
         self.projections.append(Projection(name, pre, post, rows.astype(np.int64), cols.astype(np.int64),
-                                           weights.astype(np.int64)))
+                                           weights.astype(np.int64), int(delay)))
 
     def _population(self, name, projection):
         if name not in self.populations:
@@ -116,6 +132,28 @@ class Network:
         if not parts:
             return tuple(np.zeros(0, dtype=np.int64) for _ in range(3))
         return tuple(np.concatenate(column) for column in zip(*parts, strict=True))
+
+    def delays(self) -> np.ndarray:
+        """The delay of every synapse, in the order of :meth:`synapses`."""
+        parts = [np.full(k.rows.size, k.delay, dtype=np.int64) for k in self.projections]
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+
+    def evaluation_order(self) -> list[str]:
+        """The LIF populations in an order where every zero-delay projection goes forward
+        (declaration order among the ready ones); raises ValueError naming a zero-delay cycle."""
+        lif = [name for name, p in self.populations.items() if p.params is not None]
+        pre = {name: {k.pre for k in self.projections if k.post == name and k.delay == 0} for name in lif}
+        ordered, placed = [], {name for name, p in self.populations.items() if p.params is None}
+        while len(ordered) < len(lif):
+            ready = [name for name in lif if name not in placed and pre[name] <= placed]
+            if not ready:
+                stuck = [name for name in lif if name not in placed]
+                raise ValueError(f"network: populations {stuck} form a cycle of zero-delay projections, "
+                                 f"so no timestep can be evaluated; give one projection of the cycle "
+                                 f"delay=1 (its spikes then arrive in the next timestep)")
+            ordered += ready
+            placed.update(ready)
+        return ordered
 
     def population_of(self, gid: int) -> tuple[Population, int]:
         """The population holding global id ``gid`` and the neuron's index in it."""

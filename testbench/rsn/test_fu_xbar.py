@@ -3,7 +3,8 @@
 RTL against ``LifCrossbarModel`` in Amaranth's simulator with random stalls on every stream.
 
 The expected words are built here from the specification: per timestep, the enabled inputs'
-spikes in port order translated by ``base``, run through ``LifCrossbarModel``; the tile must send
+spikes in port order translated by ``base`` (a delayed input's from the step before), run
+through ``LifCrossbarModel``; the tile must send
 the step's spikes as AER words and then one end-of-step word, and its membranes (read through the
 control plane's latch) must equal the model's.
 """
@@ -47,7 +48,8 @@ def scenario(rng, params, axons, neurons, steps=4):
         weights = weights // 4
     trains = [[[rng.randrange(spans[k]) for _ in range(rng.randint(0, 4))] if inputs >> k & 1 else []
                for _ in range(steps)] for k in range(3)]
-    return weights, membranes, uop(steps=steps, inputs=inputs, base=base, last=1), trains
+    delayed = rng.randint(0, 7)         # recurrent inputs: one timestep late
+    return weights, membranes, uop(steps=steps, inputs=inputs, base=base, delayed=delayed, last=1), trains
 
 
 def expected(params, weights, membranes, fields, trains):
@@ -55,8 +57,11 @@ def expected(params, weights, membranes, fields, trains):
     model.v[:] = membranes
     words = []
     for step in range(fields["steps"]):
+        # A delayed input's step t carries the sender's step t - 1 (nothing in step 0); its last
+        # step arrives after the micro-op's last timestep and is dropped.
+        late = [fields["delayed"] >> k & 1 for k in range(3)]
         events = [fields["base"][k] + n for k in range(3) if fields["inputs"] >> k & 1
-                  for n in trains[k][step]]
+                  for n in ((trains[k][step - 1] if step else []) if late[k] else trains[k][step])]
         spikes, _ = model.step(events)
         words += [aer_word(int(n)) for n in spikes] + [END_WORD]
     return words, [int(v) for v in model.v]

@@ -46,8 +46,45 @@ def random_case(seed: int, tiles: int, spec=FABRIC, steps: int = 5):
     return net, inputs, lowered
 
 
+def recurrent_case(seed: int, spec=FABRIC, steps: int = 6, self_only: bool = False):
+    """input(4) -> a(5), a -> a with delay 1, and unless ``self_only``: a -> b(5), b -> a with delay 1.
+
+    The axons are 4 + 5 + 5 = 14 of 16. tinyODIN may fire a neuron on every event, so a draw
+    whose recurrent streams carry more words in a timestep than the fabric's routes hold (the
+    lowering refuses those, see test_recurrent_buffer_check_guards_a_real_deadlock) is redrawn
+    from the same generator."""
+    rng = np.random.default_rng(seed)
+    p = spec.xbar_params
+    scale = 1 if p.integrate == "event" else 4
+
+    def weights(a, b, low, high, density):
+        return rng.integers(low // scale, high // scale + 1, size=(a, b)) * (rng.random((a, b)) < density)
+
+    for _attempt in range(50):
+        net = Network()
+        net.add_input("input", 4)
+        net.add_population("a", 5, p, output=self_only)
+        net.connect_dense("input", "a", weights(4, 5, 0, p.w_max, 0.7))
+        net.connect_dense("a", "a", weights(5, 5, p.w_min, p.w_max // 2, 0.5), delay=1)
+        if not self_only:
+            net.add_population("b", 5, p, output=True)
+            net.connect_dense("a", "b", weights(5, 5, 0, p.w_max, 0.7))
+            net.connect_dense("b", "a", weights(5, 5, p.w_min, p.w_max // 2, 0.5), delay=1)
+        inputs = [[int(n) for n in rng.permutation(4)[:rng.binomial(4, 0.5)]] for _ in range(steps)]
+        try:
+            lowered = lower_network(net, spec, inputs, name=f"snn-rec-{seed}", cluster_size=8)
+        except LoweringError as error:
+            if "recurrent" not in str(error):
+                raise
+            continue
+        assert len(lowered.clusters) == (1 if self_only else 2)
+        return net, inputs, lowered
+    raise AssertionError(f"seed={seed}: no draw fits the recurrent buffers")
+
+
 def population_reference(net: Network, inputs, params):
-    """Unmapped: each population one crossbar of all its sources, events by source population."""
+    """Unmapped: each population one crossbar of all its sources, events by source population;
+    a delay-1 projection delivers the spikes its source sent in the previous timestep."""
     pre, post, weight = net.synapses()
     models, spikes = {}, {}
     for name, pop in net.populations.items():
@@ -58,12 +95,17 @@ def population_reference(net: Network, inputs, params):
         w[pre[mine], post[mine] - pop.offset] = weight[mine]
         models[name] = LifCrossbarModel(w, params)
         spikes[name] = []
+    delay = {(k.pre, k.post): k.delay for k in net.projections}
+    previous = {name: [] for name in net.populations}
     for events in inputs:
         sent = {"input": [net.populations["input"].offset + n for n in events]}
-        for name, model in models.items():
-            ids, _ = model.step([gid for source in sent.values() for gid in source])
+        for name, model in models.items():     # declaration order: zero-delay sources come first
+            heard = [gid for source in net.populations if (source, name) in delay
+                     for gid in (previous[source] if delay[source, name] else sent[source])]
+            ids, _ = model.step(heard)
             sent[name] = [net.populations[name].offset + int(n) for n in ids]
             spikes[name].append(sorted(int(n) for n in ids))
+        previous = {name: sent.get(name, []) for name in net.populations}
     return spikes, {name: model.v.tolist() for name, model in models.items()}
 
 
@@ -106,6 +148,76 @@ def test_mapped_equals_unmapped_for_per_step_arithmetic():
                     [membranes[name][gid - pop.offset] for gid in c.gids]
 
 
+@pytest.mark.parametrize("self_only", [True, False], ids=["self", "two-populations"])
+def test_recurrent_networks_on_the_golden_model(self_only):
+    """Delay-1 projections close cycles; the golden fabric model must follow the reference."""
+    for seed in seeds_for(f"snn-recurrent-model:{self_only}", count=6):
+        print(f"recurrent snn self_only={self_only} seed={seed}")
+        _, _, lowered = recurrent_case(seed, self_only=self_only)
+        assert any(any(c.delayed) for c in lowered.clusters)
+        _, result, membranes = run_model(lowered, seed)
+        for port, words in lowered.program.expected.items():
+            assert result.outputs[port] == words, f"seed={seed}: spikes on {port} differ"
+        assert membranes == lowered.program.expected_reads, f"seed={seed}: membranes differ"
+
+
+def test_recurrent_mapping_equals_the_unmapped_network():
+    """Loihi (per-step sums): the mapped recurrent network equals one crossbar per population,
+    simulated here with the delays taken straight from the projections."""
+    spec = dataclasses.replace(FABRIC, xbar_preset="loihi", xbar_threshold=1, xbar_leak=200)
+    for seed in seeds_for("snn-recurrent-loihi", count=4):
+        net, inputs, lowered = recurrent_case(seed, spec)
+        spikes, membranes = population_reference(net, inputs, spec.xbar_params)
+        assert sum(len(step) for name in ("a", "b") for step in spikes[name]) > 0, f"seed={seed}: silent"
+        for c in lowered.clusters:
+            offset = net.populations[c.population].offset
+            for step in range(len(inputs)):
+                assert sorted(c.gids[n] - offset for n in lowered.spikes[c.name][step]) == \
+                    spikes[c.population][step], f"seed={seed} {c.name} step {step}"
+            assert lowered.membranes[c.name][:len(c.gids)] == membranes[c.population]
+
+
+def test_recurrent_buffer_check_guards_a_real_deadlock(monkeypatch):
+    """With queue_depth 1 a recurrent route holds 3 words; a step of more stops the fabric, so the
+    lowering refuses it, naming the stream. Without the check the golden model deadlocks."""
+    import snn.lower
+    from rsn.model import DeadlockError
+
+    small = dataclasses.replace(FABRIC, queue_depth=1)
+    p = small.xbar_params
+    net = Network()
+    net.add_input("input", 4)
+    net.add_population("a", 5, p, output=True)
+    net.connect_dense("input", "a", np.eye(4, 5, dtype=int) * p.threshold)    # one spike per event
+    net.connect_sparse("a", "a", [0], [4], [-1], delay=1)
+    inputs = [[0, 1, 2, 3]] * 4                 # 4 spikes and the end-of-step word a timestep
+    with pytest.raises(LoweringError, match=r"recurrent \(delay 1\) stream a_c0 -> a_c0 carries up to 5 "
+                                            r"words .* only 3 .* queue_depth to at least 3"):
+        lower_network(net, small, inputs, cluster_size=8)
+    monkeypatch.setattr(snn.lower, "_check_recurrent_buffers", lambda *args: None)
+    lowered = lower_network(net, small, inputs, cluster_size=8)
+    compiled = compile_lowered(lowered, small)
+    with pytest.raises(DeadlockError):
+        FabricModel(small).run(compiled.image, lowered.program.host_inputs)
+
+
+def test_network_delays_are_checked():
+    p = FABRIC.xbar_params
+    net = Network()
+    net.add_input("input", 2)
+    net.add_population("a", 2, p)
+    net.add_population("b", 2, p, output=True)
+    with pytest.raises(ValueError, match="delay=2"):
+        net.connect_dense("a", "b", np.ones((2, 2), dtype=int), delay=2)
+    net.connect_dense("input", "a", np.ones((2, 2), dtype=int))
+    net.connect_dense("a", "b", np.ones((2, 2), dtype=int))
+    with pytest.raises(ValueError, match="one population pair has one delay"):
+        net.connect_sparse("a", "b", [0], [0], [1], name="late", delay=1)
+    net.connect_dense("b", "a", np.ones((2, 2), dtype=int), name="back")
+    with pytest.raises(LoweringError, match=r"\['a', 'b'\] form a cycle of zero-delay projections.*delay=1"):
+        lower_network(net, FABRIC, [[0]])
+
+
 def test_lowering_errors():
     rng = np.random.default_rng(0)
     p = FABRIC.xbar_params
@@ -126,18 +238,22 @@ def test_lowering_errors():
 
 @pytest.mark.verilator
 def test_rtl_equals_golden_model():
-    """One fabric build; 1, 2 and 4 tile networks, every host stall profile, spikes and membranes."""
+    """One fabric build; 1, 2 and 4 tile networks and two recurrent ones (delay-1 projections),
+    random host stall profiles, spikes and membranes."""
     compiled_programs, lowerings, profiles, seeds, reads = [], [], [], [], []
     rng = random.Random(seeds_for("snn-rtl-profiles", count=1)[0])
-    for tiles in SHAPES:
-        for seed in seeds_for(f"snn-rtl:{tiles}", count=2):
-            _, _, lowered = random_case(seed, tiles, steps=4)
-            compiled = compile_lowered(lowered, FABRIC, seed=seed)
-            compiled_programs.append(compiled)
-            lowerings.append(lowered)
-            profiles.append(rng.choice(list(PROFILES)))
-            seeds.append(seed)
-            reads.append(register_reads(compiled))
+    cases = [(seed, lambda seed, tiles=tiles: random_case(seed, tiles, steps=4))
+             for tiles in SHAPES for seed in seeds_for(f"snn-rtl:{tiles}", count=2)]
+    cases += [(seed, lambda seed, self_only=self_only: recurrent_case(seed, steps=5, self_only=self_only))
+              for self_only in (True, False) for seed in seeds_for(f"snn-rtl-recurrent:{self_only}", count=1)]
+    for seed, make in cases:
+        _, _, lowered = make(seed)
+        compiled = compile_lowered(lowered, FABRIC, seed=seed)
+        compiled_programs.append(compiled)
+        lowerings.append(lowered)
+        profiles.append(rng.choice(list(PROFILES)))
+        seeds.append(seed)
+        reads.append(register_reads(compiled))
     print("snn rtl runs (tiles, seed, profile):",
           [(len(lw.clusters), s, p) for lw, s, p in zip(lowerings, seeds, profiles, strict=True)])
     from testbench.fabric_run import run_many_on_rtl
