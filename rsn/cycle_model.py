@@ -571,6 +571,21 @@ class _MacTiming(_FuTiming):
             self.load_pending = False
 
 
+class _UntimedFu(_FuTiming):
+    """A tile whose kind has no timing model (``xbar``, ``pe``: their timing depends on the data
+    values); allowed only while the program leaves the tile unused."""
+
+    def __init__(self, uops, inputs, n_out: int):
+        super().__init__(uops, inputs, _Fifo(1, 1))
+        self.outputs = [_Fifo(1, 1) for _ in range(n_out)]
+
+    def busy(self, cycle: int) -> bool:
+        return False
+
+    def step(self, cycle: int):
+        pass
+
+
 _FU_TIMING = {"mem": _MemTiming, "mac": _MacTiming, "alu": _AluTiming}
 
 
@@ -587,7 +602,10 @@ class _TileTiming:
         self.switch = _SwitchTiming(4 + self.kind.n_in, self.switch_uops)
         self.fu_inputs = [_Fifo(spec.queue_depth, queue_latency(spec.queue_depth))
                           for _ in range(self.kind.n_in)]
-        self.fu = _FU_TIMING[self.kind.name](self.fu_uops, self.fu_inputs)
+        if self.kind.name in _FU_TIMING:
+            self.fu = _FU_TIMING[self.kind.name](self.fu_uops, self.fu_inputs)
+        else:
+            self.fu = _UntimedFu(self.fu_uops, self.fu_inputs, self.kind.n_out)
         self.switch_used_at = self.fu_used_at = None
         self._decoded: dict = {}
 
@@ -739,4 +757,10 @@ def predict_cycles(compiled, *, max_cycles: int = 1_000_000) -> Prediction:
         first = packets[0].opcode.name if packets else "nothing"
         raise ValueError(f"the image starts with {first}, not START: the cycle counter would not "
                          f"be counting")
+    untimed = sorted({node.kind for node in compiled.program.graph.fu_nodes()} - set(_FU_TIMING))
+    if untimed:
+        raise CycleModelError(f"the cycle model has no timing for FU kind {', '.join(untimed)} "
+                              f"(its timing depends on the data, not only on token counts); it "
+                              f"predicts {', '.join(sorted(_FU_TIMING))} programs. For SNN programs "
+                              f"snn.sdf predicts the throughput")
     return _FabricTiming(compiled).run(max_cycles)

@@ -266,3 +266,12 @@ def test_rtl_equals_golden_model():
             assert result.outputs[port] == words, f"{label}: spikes on {port} differ"
         assert split_register_reads(compiled, result.extra) == lowered.program.expected_reads, \
             f"{label}: membranes differ"
+
+
+def test_cycle_model_names_the_untimed_kind():
+    """The RSN cycle model times mem/mac/alu only; an SNN program gets a clear refusal."""
+    from rsn.cycle_model import CycleModelError, predict_cycles
+
+    _, _, lowered = random_case(1, 2, steps=2)
+    with pytest.raises(CycleModelError, match="no timing for FU kind xbar.*snn.sdf"):
+        predict_cycles(compile_lowered(lowered, FABRIC))
