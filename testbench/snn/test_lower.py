@@ -275,3 +275,16 @@ def test_cycle_model_names_the_untimed_kind():
     _, _, lowered = random_case(1, 2, steps=2)
     with pytest.raises(CycleModelError, match="no timing for FU kind xbar.*snn.sdf"):
         predict_cycles(compile_lowered(lowered, FABRIC))
+
+
+@pytest.mark.verilator
+@pytest.mark.parametrize("example", ["snn_small", "snn_recurrent"])
+def test_examples_run_with_rivulet_run(example, capsys):
+    """The documented commands: both SNN examples on the golden model and the RTL, compared."""
+    from testbench.cli import main
+
+    argv = ["run", f"examples/{example}.py", "--fabric", "examples/fabrics/snn.toml", "--sim", "both"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert out.count("outputs equal the program's reference") == 2
+    assert "RTL and golden model agree: outputs, firings, link beats, register reads" in out
