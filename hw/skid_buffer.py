@@ -28,8 +28,12 @@ def elaborate_skid_pair(m: Module, sink, source, shape):
             m.d.sync += [source.payload.eq(skid), source.valid.eq(1), skid_valid.eq(0)]
         with m.Else():
             m.d.sync += [source.payload.eq(sink.payload), source.valid.eq(sink.valid)]
-    with m.Elif(sink.valid & ~skid_valid):
-        m.d.sync += [skid.eq(sink.payload), skid_valid.eq(1)]
+    with m.Elif(~skid_valid):
+        # The skid slot's data register loads whenever the slot is free, valid or not: only
+        # `skid_valid` depends on `sink.valid`. Gating the data's clock enable with `valid` would
+        # put the upstream's whole valid logic in front of a 32-bit enable net, which was the
+        # critical path of large fabrics.
+        m.d.sync += [skid.eq(sink.payload), skid_valid.eq(sink.valid)]
     return skid_valid
 
 
