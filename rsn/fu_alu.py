@@ -85,9 +85,14 @@ class AluFu(wiring.Component):
 
     @staticmethod
     def _clip(shifted, clip, lo, hi):
-        """Stage 2: the clip, if the micro-op asks for it."""
-        raised = Mux(shifted < lo, lo, shifted)
-        clipped = Mux(raised > hi, hi, raised)
+        """Stage 2: the clip, if the micro-op asks for it: ``min(max(y, lo), hi)``.
+
+        The three compares run side by side rather than ``max`` feeding ``min``, which would put
+        two carry chains in series: below ``lo`` the result is ``min(lo, hi)``, otherwise it is
+        ``hi`` above ``hi`` and ``y`` in between."""
+        below, above = shifted < lo, shifted > hi
+        low_bound = Mux(lo > hi, hi, lo)
+        clipped = Mux(below, low_bound, Mux(above, hi, shifted))
         return Mux(clip, clipped, shifted)
 
     def elaborate(self, platform):
