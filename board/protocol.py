@@ -160,50 +160,54 @@ def encode_status_request() -> bytes:
     return bytes([CHANNEL_STATUS_REQUEST])
 
 
-class BoardFrameDecoder:
-    """Board-to-host bytes in (any chunks), events out: Readback, Output, Credit, Status."""
+class _FrameDecoder:
+    """Bytes in, in any chunks; events out, one per complete frame. A subclass says, from a
+    frame's first byte, how long the frame is and which event its payload makes."""
 
     def __init__(self, layout: LinkLayout):
         self.layout = layout
         self._pending = bytearray()
 
+    def _frame(self, head: int):
+        """``(size in bytes, event from the little-endian payload)`` of a frame starting with ``head``."""
+        raise NotImplementedError
+
     def feed(self, data: bytes) -> list:
         self._pending += data
         events = []
         while self._pending:
-            head = self._pending[0]
-            if head == BOARD_STATUS:
-                size = 2
-            elif head & BOARD_CREDIT and head < BOARD_STATUS:
-                channel = head & (BOARD_CREDIT - 1)
-                if channel >= self.layout.channels:
-                    raise ProtocolError(f"board sent a credit for channel {channel:#04x}, "
-                                        f"which does not exist")
-                events.append(Credit(channel))
-                del self._pending[:1]
-                continue
-            elif head == BOARD_READBACK:
-                size = 1 + CTRL_BYTES
-            elif FIRST_PORT_CHANNEL <= head < FIRST_PORT_CHANNEL + len(self.layout.outputs):
-                size = 1 + self.layout.data_bytes
-            else:
-                raise ProtocolError(f"board sent frame byte {head:#04x}, which the protocol does not define")
+            size, event = self._frame(self._pending[0])
             if len(self._pending) < size:
                 break
             payload = int.from_bytes(self._pending[1:size], "little")
             del self._pending[:size]
-            if head == BOARD_STATUS:
-                events.append(Status.from_byte(payload))
-            elif head == BOARD_READBACK:
-                events.append(Readback(payload))
-            else:
-                events.append(Output(self.layout.outputs[head - FIRST_PORT_CHANNEL], payload))
+            events.append(event(payload))
         return events
 
     @property
     def partial(self) -> bool:
         """Bytes of an unfinished frame are waiting."""
         return bool(self._pending)
+
+
+class BoardFrameDecoder(_FrameDecoder):
+    """Board-to-host bytes in (any chunks), events out: Readback, Output, Credit, Status."""
+
+    def _frame(self, head: int):
+        if head == BOARD_STATUS:
+            return 2, Status.from_byte
+        if head & BOARD_CREDIT and head < BOARD_STATUS:
+            channel = head & (BOARD_CREDIT - 1)
+            if channel >= self.layout.channels:
+                raise ProtocolError(f"board sent a credit for channel {channel:#04x}, "
+                                    f"which does not exist")
+            return 1, lambda _: Credit(channel)
+        if head == BOARD_READBACK:
+            return 1 + CTRL_BYTES, Readback
+        if FIRST_PORT_CHANNEL <= head < FIRST_PORT_CHANNEL + len(self.layout.outputs):
+            port = self.layout.outputs[head - FIRST_PORT_CHANNEL]
+            return 1 + self.layout.data_bytes, lambda payload: Output(port, payload)
+        raise ProtocolError(f"board sent frame byte {head:#04x}, which the protocol does not define")
 
 
 @dataclass(frozen=True)
@@ -217,33 +221,14 @@ class StatusRequest:
     pass
 
 
-class HostFrameDecoder:
+class HostFrameDecoder(_FrameDecoder):
     """Host-to-board bytes in, events out (HostFrame, StatusRequest) or an unknown channel byte
     reported as ``ProtocolError`` in the event list (the board skips such a byte)."""
 
-    def __init__(self, layout: LinkLayout):
-        self.layout = layout
-        self._pending = bytearray()
-
-    def feed(self, data: bytes) -> list:
-        self._pending += data
-        events = []
-        while self._pending:
-            head = self._pending[0]
-            if head == CHANNEL_STATUS_REQUEST:
-                events.append(StatusRequest())
-                del self._pending[:1]
-                continue
-            if head >= self.layout.channels:
-                events.append(ProtocolError(f"unknown channel byte {head:#04x}"))
-                del self._pending[:1]
-                continue
-            size = 1 + self.layout.payload_bytes(head)
-            if len(self._pending) < size:
-                break
-            word = int.from_bytes(self._pending[1:size], "little")
-            if head != CHANNEL_CTRL:
-                word &= (1 << self.layout.data_width) - 1
-            events.append(HostFrame(head, word))
-            del self._pending[:size]
-        return events
+    def _frame(self, head: int):
+        if head == CHANNEL_STATUS_REQUEST:
+            return 1, lambda _: StatusRequest()
+        if head >= self.layout.channels:
+            return 1, lambda _: ProtocolError(f"unknown channel byte {head:#04x}")
+        mask = (1 << 8 * CTRL_BYTES) - 1 if head == CHANNEL_CTRL else (1 << self.layout.data_width) - 1
+        return 1 + self.layout.payload_bytes(head), lambda word: HostFrame(head, word & mask)
