@@ -56,7 +56,8 @@ from testbench.streams import (
     SourceDriver,
 )
 
-__all__ = ["Phase", "GoldenRun", "golden", "random_phase", "random_memory_phase", "drained", "with_front",
+__all__ = ["Phase", "GoldenRun", "golden", "random_phase", "random_memory_phase", "memory_phases", "drained",
+           "with_front",
            "PeBench", "OPERATORS", "QUIET", "run_pe_amaranth", "make_pe_bench"]
 
 QUIET = 12      # cycles without a transfer that end a phase
@@ -326,6 +327,20 @@ def random_memory_phase(op: str, rng: random.Random, mem_depth: int, hot=()) -> 
     else:
         drop, delays = ((0,) if rng.random() < 0.3 else ()), {}
     return Phase(op, streams, tuple(kinds), tuple(consts), drop=drop, delays=delays, origin=origin)
+
+
+def memory_phases(rng: random.Random, mem_depth: int, count: int = 6) -> list[Phase]:
+    """A drained run for a PE with a bank: a random array preloaded through the window, then
+    ``count`` LOAD and STORE phases in random order on a few hot words (each STORE is followed
+    by at least one LOAD), with a non-memory operator or two in between."""
+    hot = rng.sample(range(mem_depth), min(3, mem_depth))
+    ops = [name for op in rng.choices(MEMORY_OPS, k=count)
+           for name in ((op, "LOAD") if op == "STORE" else (op,))]
+    phases = [drained(random_memory_phase(op, rng, mem_depth, hot)) for op in ops]
+    for _ in range(2):
+        phases.insert(rng.randrange(1, len(phases)), drained(random_phase(rng.choice(OPERATORS), rng)))
+    phases[0].preload = tuple((word, value(rng)) for word in range(mem_depth))
+    return phases
 
 
 # ---------------------------------------------------------------------------- bench
