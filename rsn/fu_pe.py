@@ -75,6 +75,8 @@ With a bank (without one, these read 0 and writes are ignored):
 * ``0x0800-0x0FFF``: the bank window; a read returns the word in the next cycle, as a register.
 """
 
+from types import SimpleNamespace
+
 from amaranth.hdl import Cat, Const, Module, Mux, Shape, Signal, unsigned
 from amaranth.lib import data, enum, stream, wiring
 from amaranth.lib.memory import Memory
@@ -321,13 +323,7 @@ class RipplePE(wiring.Component):
         cfg = self.cfg
         fire = Signal()
         fault = Signal()                # sticky: a LOAD or STORE address was out of range
-        if self._mem_depth:
-            bank = self._elaborate_bank(m, config, v, fire, fault)
-            is_load, bus_read, bus_on_bank, read_port = bank["is_load"], bank["bus_read"], \
-                bank["bus_on_bank"], bank["read_port"]
-            word, reading, caught, caught_valid = bank["word"], bank["reading"], bank["caught"], \
-                bank["caught_valid"]
-            origin, page, fault_address = bank["origin"], bank["page"], bank["fault_address"]
+        bank = self._elaborate_bank(m, config, v, fire, fault) if self._mem_depth else None
 
         rule = Signal()                 # the firing rule holds
         take = Signal(N_SLOTS)          # slots the firing takes
@@ -427,10 +423,10 @@ class RipplePE(wiring.Component):
                 # sync slot has a hold slot 2. The config bus wins the bank: neither fires while
                 # the bus uses the window.
                 with m.Case(PeOp.LOAD):
-                    m.d.comb += [rule.eq(h[0] & h[1] & h[2] & ~bus_on_bank), take.eq(0b111),
+                    m.d.comb += [rule.eq(h[0] & h[1] & h[2] & ~bank.bus_on_bank), take.eq(0b111),
                                  emit.eq(0b11), out[1].eq(1)]
                 with m.Case(PeOp.STORE):
-                    m.d.comb += [rule.eq(h[0] & h[1] & h[2] & ~bus_on_bank), take.eq(0b111),
+                    m.d.comb += [rule.eq(h[0] & h[1] & h[2] & ~bank.bus_on_bank), take.eq(0b111),
                                  emit.eq(0b01), out[0].eq(1)]
 
         # A firing needs room on every port it emits on: an empty output register, one being
@@ -441,8 +437,8 @@ class RipplePE(wiring.Component):
         room0 = free[0]
         if self._mem_depth:
             o0 = self.o[0]
-            queued0 = reading + caught_valid + o0.valid - (o0.valid & o0.ready)
-            room0 = Mux(is_load, queued0 < 2, queued0 == 0)
+            queued0 = bank.reading + bank.caught_valid + o0.valid - (o0.valid & o0.ready)
+            room0 = Mux(bank.is_load, queued0 < 2, queued0 == 0)
         room = Cat(config.drop[0] | room0, config.drop[1] | free[1])
         enabled = self.enable if self._gated else 1
         m.d.comb += [fire.eq(enabled & rule & ((emit & ~room) == 0)), self.fire.eq(fire)]
@@ -464,9 +460,8 @@ class RipplePE(wiring.Component):
             m.d.sync += [loop.eq(next_loop), index.eq(next_index), self.firings.eq(self.firings + 1)]
         holding = Cat(*(self.o[p].valid for p in range(N_PORTS))).any()
         if self._mem_depth:
-            self._elaborate_port0(m, fire & emit[0] & ~config.drop[0], is_load, out[0], reading,
-                                  word, caught, caught_valid)
-            holding = holding | reading | caught_valid
+            self._elaborate_port0(m, bank, fire & emit[0] & ~config.drop[0], out[0])
+            holding = holding | bank.reading | bank.caught_valid
         m.d.comb += self.holding.eq(holding)
 
         # Configuration writes come after the firing's updates, so they win in a shared cycle.
@@ -483,9 +478,9 @@ class RipplePE(wiring.Component):
                         m.d.comb += rearm[k].eq(1)
                 if self._mem_depth:
                     with m.Case(REG_ORIGIN):
-                        m.d.sync += origin.eq(cfg.data)
+                        m.d.sync += bank.origin.eq(cfg.data)
                     with m.Case(REG_PAGE):
-                        m.d.sync += page.eq(cfg.data[0])
+                        m.d.sync += bank.page.eq(cfg.data[0])
         config_write = cfg.write & (cfg.addr == REG_CONFIG)
         m.d.sync += armed.eq(Mux(config_write, 0, (armed & ~disarm) | rearm))
 
@@ -502,23 +497,23 @@ class RipplePE(wiring.Component):
                     m.d.sync += registers.eq(Cat(~loop, armed, fault))
                 if self._mem_depth:
                     with m.Case(REG_ORIGIN):
-                        m.d.sync += registers.eq(origin)
+                        m.d.sync += registers.eq(bank.origin)
                     with m.Case(REG_FAULT):
-                        m.d.sync += registers.eq(fault_address)
+                        m.d.sync += registers.eq(bank.fault_address)
                     with m.Case(REG_PAGE):
-                        m.d.sync += registers.eq(page)
+                        m.d.sync += registers.eq(bank.page)
                 with m.Default():
                     m.d.sync += registers.eq(Const(0, 32))
         if self._mem_depth:
             # A word read through the window comes straight from the bank's read port.
             window_read_done = Signal()
-            m.d.sync += window_read_done.eq(bus_read)
-            m.d.comb += cfg.rdata.eq(Mux(window_read_done, read_port.data, registers))
+            m.d.sync += window_read_done.eq(bank.bus_read)
+            m.d.comb += cfg.rdata.eq(Mux(window_read_done, bank.read_port.data, registers))
         else:
             m.d.comb += cfg.rdata.eq(registers)
         return m
 
-    def _elaborate_bank(self, m, config, v, fire, fault) -> dict:
+    def _elaborate_bank(self, m, config, v, fire, fault) -> SimpleNamespace:
         """The memory bank, its two ports and its registers; returns the signals the rest uses.
 
         A LOAD or STORE firing accesses flat address ``base + offset`` (32-bit wrap), which is
@@ -556,28 +551,28 @@ class RipplePE(wiring.Component):
         with m.If(fire):
             m.d.sync += read_fault.eq(~in_range)
         word = Mux(read_fault, 0, read_port.data)
-        return {"is_load": is_load, "bus_read": bus_read, "bus_on_bank": bus_write | bus_read,
-                "read_port": read_port, "word": word, "reading": reading,
-                "caught": Signal(WIDTH, name="caught"), "caught_valid": Signal(name="caught_valid"),
-                "origin": origin, "page": page, "fault_address": fault_address}
+        return SimpleNamespace(is_load=is_load, bus_read=bus_read, bus_on_bank=bus_write | bus_read,
+                               read_port=read_port, word=word, reading=reading,
+                               caught=Signal(WIDTH, name="caught"), caught_valid=Signal(name="caught_valid"),
+                               origin=origin, page=page, fault_address=fault_address)
 
-    def _elaborate_port0(self, m, emits, is_load, result, reading, word, caught, caught_valid):
+    def _elaborate_port0(self, m, bank, emits, result):
         """Port 0 with a bank. A LOAD's word is on the read port's data the cycle after its firing
-        (``reading``) and goes to the output register if that is free, else to the catch
-        register; the catch register goes first when both wait. Other results load the output
-        register directly, which the room rule allows only when nothing is queued."""
+        (``bank.reading``) and goes to the output register if that is free, else to the catch
+        register. A LOAD fires only while fewer than two words are queued for port 0, so a word
+        being read and a caught one never wait together, and the caught one leaves first. Other
+        results load the output register directly, which the room rule allows only when nothing
+        is queued."""
         o0 = self.o[0]
-        with m.If(emits & ~is_load):
+        with m.If(emits & ~bank.is_load):
             m.d.sync += [o0.valid.eq(1), o0.payload.eq(result)]
         with m.Elif(~o0.valid | o0.ready):
-            with m.If(caught_valid):
-                m.d.sync += [o0.valid.eq(1), o0.payload.eq(caught), caught_valid.eq(reading),
-                             caught.eq(word)]
-            with m.Else():
-                m.d.sync += [o0.valid.eq(reading), o0.payload.eq(word)]
-        with m.Elif(reading):
-            m.d.sync += [caught.eq(word), caught_valid.eq(1)]
-        m.d.sync += reading.eq(emits & is_load)
+            m.d.sync += [o0.valid.eq(bank.caught_valid | bank.reading),
+                         o0.payload.eq(Mux(bank.caught_valid, bank.caught, bank.word)),
+                         bank.caught_valid.eq(0)]
+        with m.Elif(bank.reading):
+            m.d.sync += [bank.caught.eq(bank.word), bank.caught_valid.eq(1)]
+        m.d.sync += bank.reading.eq(emits & bank.is_load)
 
 
 # ---------------------------------------------------------------------------- the FU kind

@@ -275,10 +275,12 @@ def test_window_pages_of_a_4096_word_bank():
                         mem_depth=4096)
 
 
-def test_load_latency_and_rate():
+def test_memory_timing():
     """A LOAD's word is offered two cycles after its firing and an ADD's result one cycle after;
-    both fire once per cycle while o[0] is ready. The preload goes through an aliased window
-    address (word + 16 on a 16-word bank); a PE without a bank never fires as a LOAD."""
+    both fire once per cycle while o[0] is ready. A STORE's write has landed in the cycle after
+    its firing (a window read then sees it), when its done token is offered. The preload goes
+    through an aliased window address (word + 16 on a 16-word bank); a PE without a bank never
+    fires as a LOAD."""
     from amaranth.sim import Simulator
 
     pe, bankless = RipplePE(4, mem_depth=16), RipplePE(4)
@@ -319,6 +321,26 @@ def test_load_latency_and_rate():
                 sent += ctx.get(pe.i[1].ready) and sent < len(offsets)
                 await ctx.tick()
             seen[op] = fired, words
+        # A STORE writes at the edge of its firing: a window read in the next cycle sees the word.
+        await write(pe, REG_CONFIG, pe_config_word("STORE", slots=("hold", "edge", "hold")))
+        await write(pe, REG_CONST, 40)
+        await write(pe, REG_CONST + 2, 777)
+        ctx.set(pe.i[1].valid, 1)
+        ctx.set(pe.i[1].payload, 3)
+        await ctx.tick()
+        ctx.set(pe.i[1].valid, 0)
+        for _ in range(4):
+            if ctx.get(pe.fire):
+                break
+            await ctx.tick()
+        assert ctx.get(pe.fire), "the STORE did not fire"
+        await ctx.tick()
+        ctx.set(pe.cfg.addr, MEM_WINDOW + 3)
+        ctx.set(pe.cfg.read, 1)
+        seen["done"] = ctx.get(pe.o[0].valid), ctx.get(pe.o[0].payload)
+        await ctx.tick()
+        ctx.set(pe.cfg.read, 0)
+        seen["stored"] = ctx.get(pe.cfg.rdata)
 
     simulator = Simulator(pe)
     simulator.add_clock(1e-8)
@@ -330,6 +352,8 @@ def test_load_latency_and_rate():
             f"{op} fired in cycles {fired}, not once per cycle"
         expected = [(cycle + latency, first + offset) for cycle, offset in zip(fired, offsets, strict=True)]
         assert words == expected, f"{op}: o[0] offered {words} for firings in cycles {fired}"
+    assert seen["done"] == (1, 1), f"the STORE's done token, the cycle after its firing: {seen['done']}"
+    assert seen["stored"] == 777, f"a window read right after the STORE gives {seen['stored']}"
 
 
 def test_bench_catches_a_wrong_expectation():
