@@ -25,6 +25,37 @@ Architecture
   ``o[k].ready``. A port marked in the ``drop`` mask has no consumer: its tokens are discarded,
   as a port with no consumer drops its tokens in the golden model. ``o[k].ready`` reaches the
   queues' ``o.ready`` combinationally (a queue's ``i.ready`` never depends on it, so no loop).
+* **Memory bank** (``mem_depth`` > 0). A PE may own a bank of ``mem_depth`` 32-bit words (an
+  :class:`amaranth.lib.memory.Memory` with one write port and one synchronous read port, the
+  shape of a block RAM) holding one array: bank word ``w`` is flat address ``origin + w``. Only
+  such a PE runs LOAD (slots base, offset, sync; ``o[0]`` the word, ``o[1]`` a done token 1)
+  and STORE (slots base, offset, value; ``o[0]`` a done token 1), with the firing rules of
+  :mod:`rsn.dataflow_ops`. A LOAD without a sync slot is configured with slot 2 ``hold`` (always
+  present, never taken); a STORE has no sync slot (an ORDER in front of its value does that
+  job). A firing accesses ``address = base + offset`` (32-bit wrap), bank word
+  ``address - origin`` (signed, exact). A PE without a bank configured as LOAD or STORE never
+  fires.
+
+  *Latency.* A STORE writes at the clock edge of its firing and offers its done token the cycle
+  after, as an ALU result; a LOAD's done token also comes the cycle after its firing, but its
+  word is read at that edge and offered on ``o[0]`` two cycles after the firing
+  (:data:`LOAD_LATENCY`). Between the read port and ``o[0]`` a catch register holds a word that
+  cannot enter the output register, so LOADs fire one per cycle sustained while ``o[0]`` is
+  ready; ``o[0]``'s room counts the word being read, the catch register and the output register.
+  Anything a LOAD of the same configuration reads was written at least one edge before, so it
+  sees every earlier STORE and window write.
+
+  *Out of range.* An address outside ``origin .. origin + mem_depth - 1`` is a program error.
+  The PE still fires (so the fabric does not hang): a LOAD offers 0, a STORE writes nothing, and
+  the sticky fault bit (status bit 4) is set with the flat address of the first such access in
+  the fault register. Writing the configuration word clears the fault bit. The golden model
+  raises :class:`PeMemoryError` instead.
+
+  *Config bus.* An access to the window (0x0800-0x0FFF) in a cycle keeps LOAD and STORE from
+  firing in that cycle (the bus wins the bank's ports). The window shows bank words
+  ``page * 2048 + (addr - 0x0800)`` modulo ``mem_depth``: a bank of 2048 words or fewer is
+  aliased through the whole window, and a 4096-word bank needs the page register for its upper
+  half. The host preloads an array by writing the window before the run and reads it back after.
 
 Configuration registers (``cfg.addr``; writes take effect at the clock edge, reads return the
 register in the next cycle):
@@ -33,25 +64,39 @@ register in the next cycle):
   first state (INIT / IDLE) and disarms the constant slots.
 * ``1 + k`` (k = 0, 1, 2): the constant of slot ``k``; writing it arms the slot (one token for a
   ``CONST`` slot, a permanent one for ``HOLD``).
-* ``4`` (read only): bit 0 the operator is in its first state, bits 1-3 the armed constant slots.
+* ``4`` (read only): bit 0 the operator is in its first state, bits 1-3 the armed constant slots,
+  bit 4 a LOAD or STORE address was out of range since the configuration word was written.
+
+With a bank (without one, these read 0 and writes are ignored):
+
+* ``5``: ``origin``, the flat address of bank word 0 (a signed 32-bit word address).
+* ``6`` (read only): the flat address of the first out-of-range access (valid while bit 4 is set).
+* ``7``: bit 0, the window's page.
+* ``0x0800-0x0FFF``: the bank window; a read returns the word in the next cycle, as a register.
 """
+
+from types import SimpleNamespace
 
 from amaranth.hdl import Cat, Const, Module, Mux, Shape, Signal, unsigned
 from amaranth.lib import data, enum, stream, wiring
+from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
+from amaranth.utils import ceil_log2
 
 from hw.params import ParameterError, check_int
 from hw.token_queue import TokenQueue
 
 from .channels import Channel, UnitModel
-from .dataflow_ops import STREAM_COMPARES, make_operator, wrap
+from .dataflow_ops import LOAD_VALUE, STREAM_COMPARES, make_operator, wrap
 from .fu import ConfigBus, FuKind, fu_signature
 from .fu_alu import count_status
 from .isa import IsaError, PeUop
 
 __all__ = ["PeOp", "SlotKind", "StreamCmp", "PE_CONFIG", "PE_OPS", "WIDTH", "N_SLOTS", "N_PORTS",
-           "REG_CONFIG", "REG_CONST", "REG_STATUS", "pe_config_word", "decode_config", "RipplePE",
-           "LATENCY", "PeFu", "PeModel", "PE_KIND"]
+           "REG_CONFIG", "REG_CONST", "REG_STATUS", "REG_ORIGIN", "REG_FAULT", "REG_PAGE", "MEM_WINDOW",
+           "WINDOW_WORDS", "MAX_MEM_DEPTH", "STATUS_FAULT", "MEMORY_OPS", "check_mem_depth",
+           "pe_config_word", "decode_config", "RipplePE", "LATENCY", "LOAD_LATENCY", "PeFu", "PeModel",
+           "PeMemoryError", "PE_KIND"]
 
 WIDTH = 32
 N_SLOTS = 3
@@ -60,6 +105,14 @@ N_PORTS = 2
 REG_CONFIG = 0
 REG_CONST = 1           # 1, 2, 3: slot 0, 1, 2
 REG_STATUS = 4
+REG_ORIGIN = 5          # the flat address of bank word 0
+REG_FAULT = 6           # the flat address of the first out-of-range access
+REG_PAGE = 7            # which 2048-word page of the bank the window shows
+MEM_WINDOW = 0x0800     # 0x0800-0x0FFF: the bank, through the config bus
+WINDOW_WORDS = 0x0800
+MAX_MEM_DEPTH = 4096
+STATUS_FAULT = 1 << 4   # status bit: a LOAD or STORE address was out of range
+MEMORY_OPS = ("LOAD", "STORE")
 
 
 class PeOp(enum.Enum, shape=5):
@@ -91,6 +144,8 @@ class PeOp(enum.Enum, shape=5):
     CARRY = 24
     INVARIANT = 25
     STREAM = 26
+    LOAD = 27       # only with a memory bank (mem_depth > 0)
+    STORE = 28
 
 
 class SlotKind(enum.Enum, shape=2):
@@ -170,6 +225,17 @@ def decode_config(word: int) -> dict:
             "drop": tuple(p for p in range(N_PORTS) if field("drop") >> p & 1)}
 
 
+def check_mem_depth(component: str, mem_depth) -> int:
+    """Return ``mem_depth`` if it is 0 (no bank) or a power of two from 2 to 4096; raise
+    :class:`ParameterError`. A power of two makes the window's aliasing the low address bits;
+    4096 words are two pages of the config window."""
+    check_int(component, "mem_depth", mem_depth, minimum=0, meaning="words in the PE's memory bank")
+    if mem_depth == 1 or mem_depth > MAX_MEM_DEPTH or mem_depth & (mem_depth - 1):
+        raise ParameterError(f"{component}: mem_depth={mem_depth} is not allowed; mem_depth must be 0 "
+                             f"(no memory bank) or a power of two from 2 to {MAX_MEM_DEPTH}")
+    return mem_depth
+
+
 class RipplePE(wiring.Component):
     """One ordered-dataflow operator with per-operand token queues; see the module docstring.
 
@@ -177,6 +243,9 @@ class RipplePE(wiring.Component):
     ----------
     depth : int
         Tokens each operand queue holds (>= 1), or 0 for no queues.
+    mem_depth : int
+        Words in the PE's memory bank: 0 (the default) for none, else a power of two from 2 to
+        4096. Only a PE with a bank runs LOAD and STORE.
 
     Members
     -------
@@ -194,11 +263,14 @@ class RipplePE(wiring.Component):
         Only with ``gated=True``: the PE fires only in cycles where it is high.
     fire : Out(1)
         A firing happens in this cycle.
+    holding : Out(1)
+        A result is in an output register or on its way to one (a LOAD's word being read).
     """
 
-    def __init__(self, depth: int = 2, *, gated: bool = False):
+    def __init__(self, depth: int = 2, *, gated: bool = False, mem_depth: int = 0):
         self._depth = check_int("RipplePE", "depth", depth, minimum=0,
                                 meaning="tokens each operand queue holds, 0 for none")
+        self._mem_depth = check_mem_depth("RipplePE", mem_depth)
         self._gated = bool(gated)
         members = {
             "i": In(stream.Signature(unsigned(WIDTH))).array(N_SLOTS),
@@ -207,6 +279,7 @@ class RipplePE(wiring.Component):
             "firings": Out(32),
             "idle": Out(1),
             "fire": Out(1),
+            "holding": Out(1),
         }
         if gated:
             members["enable"] = In(1)
@@ -215,6 +288,10 @@ class RipplePE(wiring.Component):
     @property
     def depth(self) -> int:
         return self._depth
+
+    @property
+    def mem_depth(self) -> int:
+        return self._mem_depth
 
     def elaborate(self, platform):
         m = Module()
@@ -242,6 +319,11 @@ class RipplePE(wiring.Component):
         v = [Signal(WIDTH, name=f"front{k}") for k in range(N_SLOTS)]
         for k, (_, _, present, value) in enumerate(fronts):
             m.d.comb += [h[k].eq(present), v[k].eq(value)]
+
+        cfg = self.cfg
+        fire = Signal()
+        fault = Signal()                # sticky: a LOAD or STORE address was out of range
+        bank = self._elaborate_bank(m, config, v, fire, fault) if self._mem_depth else None
 
         rule = Signal()                 # the firing rule holds
         take = Signal(N_SLOTS)          # slots the firing takes
@@ -336,11 +418,28 @@ class RipplePE(wiring.Component):
                 with m.Else():
                     m.d.comb += [take.eq(0), emit.eq(0b11), next_loop.eq(1),
                                  next_index.eq(current + v[2])]
+            if self._mem_depth:
+                # LOAD (base, offset, sync) and STORE (base, offset, value); a LOAD without a
+                # sync slot has a hold slot 2. The config bus wins the bank: neither fires while
+                # the bus uses the window.
+                with m.Case(PeOp.LOAD):
+                    m.d.comb += [rule.eq(h[0] & h[1] & h[2] & ~bank.bus_on_bank), take.eq(0b111),
+                                 emit.eq(0b11), out[1].eq(1)]
+                with m.Case(PeOp.STORE):
+                    m.d.comb += [rule.eq(h[0] & h[1] & h[2] & ~bank.bus_on_bank), take.eq(0b111),
+                                 emit.eq(0b01), out[0].eq(1)]
 
         # A firing needs room on every port it emits on: an empty output register, one being
-        # emptied, or a port that discards.
-        room = Cat(*(config.drop[p] | ~self.o[p].valid | self.o[p].ready for p in range(N_PORTS)))
-        fire = Signal()
+        # emptied, or a port that discards. With a bank, port 0 has room for a LOAD while fewer
+        # than two words are queued for it (the one being read, the catch register, the output
+        # register), and room for anything else only when nothing is queued, so results stay in order.
+        free = [~self.o[p].valid | self.o[p].ready for p in range(N_PORTS)]
+        room0 = free[0]
+        if self._mem_depth:
+            o0 = self.o[0]
+            queued0 = bank.reading + bank.caught_valid + o0.valid - (o0.valid & o0.ready)
+            room0 = Mux(bank.is_load, queued0 < 2, queued0 == 0)
+        room = Cat(config.drop[0] | room0, config.drop[1] | free[1])
         enabled = self.enable if self._gated else 1
         m.d.comb += [fire.eq(enabled & rule & ((emit & ~room) == 0)), self.fire.eq(fire)]
 
@@ -351,45 +450,135 @@ class RipplePE(wiring.Component):
         disarm = Cat(*(taken[k] & (config.slots[k] == SlotKind.CONST) for k in range(N_SLOTS)))
 
         for p in range(N_PORTS):
+            if p == 0 and self._mem_depth:
+                continue
             with m.If(fire & emit[p] & ~config.drop[p]):
                 m.d.sync += [self.o[p].valid.eq(1), self.o[p].payload.eq(out[p])]
             with m.Elif(self.o[p].ready):
                 m.d.sync += self.o[p].valid.eq(0)
         with m.If(fire):
             m.d.sync += [loop.eq(next_loop), index.eq(next_index), self.firings.eq(self.firings + 1)]
+        holding = Cat(*(self.o[p].valid for p in range(N_PORTS))).any()
+        if self._mem_depth:
+            self._elaborate_port0(m, bank, fire & emit[0] & ~config.drop[0], out[0])
+            holding = holding | bank.reading | bank.caught_valid
+        m.d.comb += self.holding.eq(holding)
 
         # Configuration writes come after the firing's updates, so they win in a shared cycle.
         rearm = Signal(N_SLOTS)
-        cfg = self.cfg
         with m.If(cfg.write):
             with m.Switch(cfg.addr):
                 with m.Case(REG_CONFIG):
                     m.d.sync += [config.eq(cfg.data), loop.eq(0)]
+                    if self._mem_depth:
+                        m.d.sync += fault.eq(0)
                 for k in range(N_SLOTS):
                     with m.Case(REG_CONST + k):
                         m.d.sync += constant[k].eq(cfg.data)
                         m.d.comb += rearm[k].eq(1)
+                if self._mem_depth:
+                    with m.Case(REG_ORIGIN):
+                        m.d.sync += bank.origin.eq(cfg.data)
+                    with m.Case(REG_PAGE):
+                        m.d.sync += bank.page.eq(cfg.data[0])
         config_write = cfg.write & (cfg.addr == REG_CONFIG)
         m.d.sync += armed.eq(Mux(config_write, 0, (armed & ~disarm) | rearm))
 
         m.d.comb += self.idle.eq(~loop)
+        registers = Signal(32)          # the register read, due in the cycle after `read`
         with m.If(cfg.read):
             with m.Switch(cfg.addr):
                 with m.Case(REG_CONFIG):
-                    m.d.sync += cfg.rdata.eq(config.as_value())
+                    m.d.sync += registers.eq(config.as_value())
                 for k in range(N_SLOTS):
                     with m.Case(REG_CONST + k):
-                        m.d.sync += cfg.rdata.eq(constant[k])
+                        m.d.sync += registers.eq(constant[k])
                 with m.Case(REG_STATUS):
-                    m.d.sync += cfg.rdata.eq(Cat(~loop, armed))
+                    m.d.sync += registers.eq(Cat(~loop, armed, fault))
+                if self._mem_depth:
+                    with m.Case(REG_ORIGIN):
+                        m.d.sync += registers.eq(bank.origin)
+                    with m.Case(REG_FAULT):
+                        m.d.sync += registers.eq(bank.fault_address)
+                    with m.Case(REG_PAGE):
+                        m.d.sync += registers.eq(bank.page)
                 with m.Default():
-                    m.d.sync += cfg.rdata.eq(Const(0, 32))
+                    m.d.sync += registers.eq(Const(0, 32))
+        if self._mem_depth:
+            # A word read through the window comes straight from the bank's read port.
+            window_read_done = Signal()
+            m.d.sync += window_read_done.eq(bank.bus_read)
+            m.d.comb += cfg.rdata.eq(Mux(window_read_done, bank.read_port.data, registers))
+        else:
+            m.d.comb += cfg.rdata.eq(registers)
         return m
+
+    def _elaborate_bank(self, m, config, v, fire, fault) -> SimpleNamespace:
+        """The memory bank, its two ports and its registers; returns the signals the rest uses.
+
+        A LOAD or STORE firing accesses flat address ``base + offset`` (32-bit wrap), which is
+        bank word ``address - origin`` (exact: a 33-bit signed difference) if that lies in
+        0..mem_depth-1. Out of range, a LOAD reads 0, a STORE writes nothing, and the first
+        such address is kept in the fault register.
+        """
+        addr_bits = ceil_log2(self._mem_depth)
+        m.submodules.bank = bank = Memory(shape=unsigned(WIDTH), depth=self._mem_depth, init=[])
+        write_port = bank.write_port()
+        read_port = bank.read_port(domain="sync")
+        cfg = self.cfg
+        origin, fault_address = Signal(WIDTH), Signal(WIDTH)
+        page = Signal()
+        is_load, is_store = config.op == PeOp.LOAD, config.op == PeOp.STORE
+
+        address = (v[0] + v[1])[:WIDTH]
+        offset = address.as_signed() - origin.as_signed()
+        in_range = (offset >= 0) & (offset < self._mem_depth)
+        on_window = cfg.addr[11:] == MEM_WINDOW >> 11                   # 0x0800-0x0FFF
+        window_word = Cat(cfg.addr[:11], page)[:addr_bits]             # modulo mem_depth
+        bus_write, bus_read = cfg.write & on_window, cfg.read & on_window
+        m.d.comb += [
+            write_port.en.eq(bus_write | (fire & is_store & in_range)),
+            write_port.addr.eq(Mux(bus_write, window_word, offset[:addr_bits])),
+            write_port.data.eq(Mux(bus_write, cfg.data, v[2])),
+            read_port.en.eq(bus_read | (fire & is_load)),
+            read_port.addr.eq(Mux(bus_read, window_word, offset[:addr_bits])),
+        ]
+        with m.If(fire & (is_load | is_store) & ~in_range & ~fault):
+            m.d.sync += [fault.eq(1), fault_address.eq(address)]
+
+        reading = Signal()              # a LOAD's word is on the read port's data
+        read_fault = Signal()           # ... and its address was out of range: the word is 0
+        with m.If(fire):
+            m.d.sync += read_fault.eq(~in_range)
+        word = Mux(read_fault, 0, read_port.data)
+        return SimpleNamespace(is_load=is_load, bus_read=bus_read, bus_on_bank=bus_write | bus_read,
+                               read_port=read_port, word=word, reading=reading,
+                               caught=Signal(WIDTH, name="caught"), caught_valid=Signal(name="caught_valid"),
+                               origin=origin, page=page, fault_address=fault_address)
+
+    def _elaborate_port0(self, m, bank, emits, result):
+        """Port 0 with a bank. A LOAD's word is on the read port's data the cycle after its firing
+        (``bank.reading``) and goes to the output register if that is free, else to the catch
+        register. A LOAD fires only while fewer than two words are queued for port 0, so a word
+        being read and a caught one never wait together, and the caught one leaves first. Other
+        results load the output register directly, which the room rule allows only when nothing
+        is queued."""
+        o0 = self.o[0]
+        with m.If(emits & ~bank.is_load):
+            m.d.sync += [o0.valid.eq(1), o0.payload.eq(result)]
+        with m.Elif(~o0.valid | o0.ready):
+            m.d.sync += [o0.valid.eq(bank.caught_valid | bank.reading),
+                         o0.payload.eq(Mux(bank.caught_valid, bank.caught, bank.word)),
+                         bank.caught_valid.eq(0)]
+        with m.Elif(bank.reading):
+            m.d.sync += [bank.caught.eq(bank.word), bank.caught_valid.eq(1)]
+        m.d.sync += bank.reading.eq(emits & bank.is_load)
 
 
 # ---------------------------------------------------------------------------- the FU kind
 
-LATENCY = 1     # a firing's results are offered in the next cycle
+LATENCY = 1         # a firing's results are offered in the next cycle ...
+LOAD_LATENCY = 2    # ... except a LOAD's word on o[0], read from the bank in the next cycle
 
 
 class PeFu(wiring.Component):
@@ -397,28 +586,36 @@ class PeFu(wiring.Component):
     it), which fires only while a micro-op grants it firings.
 
     Micro-op (:data:`rsn.isa.PeUop`): ``firings`` firings of the configured operator. The
-    micro-op completes in the first cycle in which all of them have happened and both output
-    registers are empty; the next micro-op is accepted from the cycle after. ``busy`` is high
-    from accepting a micro-op to its completion; ``firings`` counts firings; ``stalls`` counts
-    busy cycles in which nothing fired and no output token left; ``finished`` rises the cycle
-    after a ``last`` micro-op completes. The operator, the slot kinds and the constants are the
-    PE's registers on ``cfg`` (see the module docstring); ``clear`` leaves them alone.
+    micro-op completes in the first cycle in which all of them have happened and no result is
+    held (both output registers empty, no LOAD word on its way); the next micro-op is accepted
+    from the cycle after. ``busy`` is high from accepting a micro-op to its completion;
+    ``firings`` counts firings; ``stalls`` counts busy cycles in which nothing fired and no
+    output token left; ``finished`` rises the cycle after a ``last`` micro-op completes. The
+    operator, the slot kinds, the constants and the bank are the PE's registers on ``cfg`` (see
+    the module docstring); ``clear`` leaves them alone.
 
     Parameters
     ----------
     width : int
         Data width of the tile's streams; the PE computes on 32 bits, so it must be 32.
+    mem_depth : int
+        Words in the PE's memory bank (see :class:`RipplePE`); 0 for none.
     """
 
-    def __init__(self, width: int = WIDTH):
+    def __init__(self, width: int = WIDTH, mem_depth: int = 0):
         if width != WIDTH:
             raise ParameterError(f"PeFu: width={width!r} is not allowed; the pe FU computes on "
                                  f"{WIDTH}-bit two's complement values, so data_width must be {WIDTH}")
+        self._mem_depth = check_mem_depth("PeFu", mem_depth)
         super().__init__(fu_signature(PE_KIND, width))
+
+    @property
+    def mem_depth(self) -> int:
+        return self._mem_depth
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.pe = pe = RipplePE(0, gated=True)
+        m.submodules.pe = pe = RipplePE(0, gated=True, mem_depth=self._mem_depth)
         for k in range(N_SLOTS):
             wiring.connect(m, wiring.flipped(self.i[k]), pe.i[k])
         for p in range(N_PORTS):
@@ -427,8 +624,7 @@ class PeFu(wiring.Component):
 
         active, left, last = Signal(), Signal(16), Signal()
         m.d.comb += pe.enable.eq(active & (left != 0))
-        outputs_empty = Cat(*(~self.o[p].valid for p in range(N_PORTS))).all()
-        completes = active & (left == 0) & outputs_empty
+        completes = active & (left == 0) & ~pe.holding
         m.d.comb += self.uop.ready.eq(~active)
         with m.If(pe.fire):
             m.d.sync += left.eq(left - 1)
@@ -443,11 +639,16 @@ class PeFu(wiring.Component):
         return m
 
 
+class PeMemoryError(ValueError):
+    """A LOAD or STORE outside the PE's memory bank, or on a PE without one: a program error.
+    The message names the PE, the operator and the address."""
+
+
 class _Node:
     """What an ops.py operator reads of its node."""
 
-    def __init__(self, op: str, config: dict):
-        self.name, self.op, self.inputs = "pe", op, [None] * N_SLOTS
+    def __init__(self, name: str, op: str, config: dict):
+        self.name, self.op, self.inputs = name, op, [None] * N_SLOTS
         self.attrs = {"pred": config["pred"], "cmp": config["cmp"]}
 
 
@@ -455,21 +656,37 @@ class PeModel(UnitModel):
     """Golden model of the ``pe`` FU: the configured operator of :mod:`rsn.dataflow_ops`, fired
     while micro-ops grant firings. One :meth:`step` is at most one firing (or one completion).
 
-    Registers are those of the RTL: ``write_word`` / ``read_word`` at addresses 0-4.
+    Registers are those of the module docstring: ``write_word`` / ``read_word``. With a bank
+    (``mem_depth`` words), LOAD reads and STORE writes ``memory[base + offset - origin]``; an
+    address outside the bank raises :class:`PeMemoryError` (the RTL's fault bit never shows
+    here, so status bit 4 and the fault register read 0). ``name`` names the PE in errors.
     """
 
-    def __init__(self, width: int = WIDTH):
+    def __init__(self, width: int = WIDTH, mem_depth: int = 0, *, name: str = "pe"):
         super().__init__()
         if width != WIDTH:
             raise ParameterError(f"PeModel: width={width!r}; the pe FU computes on {WIDTH} bits")
+        self.mem_depth = check_mem_depth("PeModel", mem_depth)
+        self.name = name
+        self.memory = [0] * mem_depth
+        self.origin, self.page = 0, 0
         self.word, self.constants, self.armed = 0, [0] * N_SLOTS, [False] * N_SLOTS
         self.current, self.left = None, 0
         self._configure(0)
 
     def _configure(self, word: int):
         self.word, self.config = word, decode_config(word)
+        if self.config["op"] in MEMORY_OPS and not self.mem_depth:
+            raise PeMemoryError(f"{self.name}: configured as {self.config['op']}, but this PE has no "
+                                f"memory bank (mem_depth=0)")
         self.armed = [False] * N_SLOTS
-        self.operator = make_operator(_Node(self.config["op"], self.config))
+        self.operator = make_operator(_Node(self.name, self.config["op"], self.config))
+
+    def _window_word(self, addr: int) -> int | None:
+        """The bank word a config address reaches, or None if it is not in the window."""
+        if not self.mem_depth or not MEM_WINDOW <= addr < MEM_WINDOW + WINDOW_WORDS:
+            return None
+        return (self.page * WINDOW_WORDS + addr - MEM_WINDOW) % self.mem_depth
 
     def write_word(self, addr: int, value: int):
         value &= 0xFFFF_FFFF
@@ -478,6 +695,12 @@ class PeModel(UnitModel):
         elif REG_CONST <= addr < REG_CONST + N_SLOTS:
             self.constants[addr - REG_CONST] = value
             self.armed[addr - REG_CONST] = True
+        elif self.mem_depth and addr == REG_ORIGIN:
+            self.origin = wrap(value)
+        elif self.mem_depth and addr == REG_PAGE:
+            self.page = value & 1
+        elif (word := self._window_word(addr)) is not None:
+            self.memory[word] = value
 
     def read_word(self, addr: int) -> int:
         if addr == REG_CONFIG:
@@ -486,7 +709,23 @@ class PeModel(UnitModel):
             return self.constants[addr - REG_CONST]
         if addr == REG_STATUS:
             return int(self.operator.idle()) | sum(int(a) << (k + 1) for k, a in enumerate(self.armed))
+        if self.mem_depth and addr == REG_ORIGIN:
+            return self.origin & 0xFFFF_FFFF
+        if self.mem_depth and addr == REG_PAGE:
+            return self.page
+        if (word := self._window_word(addr)) is not None:
+            return self.memory[word]
         return 0
+
+    def _bank_word(self, address: int) -> int:
+        """The bank word holding flat ``address``; raise :class:`PeMemoryError` if none does."""
+        word = address - self.origin
+        if not 0 <= word < self.mem_depth:
+            last = self.origin + self.mem_depth - 1
+            raise PeMemoryError(f"{self.name}: {self.config['op']} of address {address}, outside the "
+                                f"memory bank (flat addresses {self.origin}..{last}: origin "
+                                f"{self.origin}, mem_depth {self.mem_depth})")
+        return word
 
     def load(self, uops):
         uops = list(uops)
@@ -523,9 +762,16 @@ class PeModel(UnitModel):
         fire = self.operator.plan(View(), None)
         if fire is None:
             return False
-        emitted = [(port, value) for port, value in fire.out if port not in self.config["drop"]]
+        out = fire.out
+        if fire.load is not None:
+            loaded = self.memory[self._bank_word(fire.load)]
+            out = tuple((port, loaded if value is LOAD_VALUE else value) for port, value in out)
+        emitted = [(port, value) for port, value in out if port not in self.config["drop"]]
         if not all(outputs[port].can_push() for port, _ in emitted):
             return False
+        if fire.store is not None:
+            address, value = fire.store
+            self.memory[self._bank_word(address)] = value & 0xFFFF_FFFF
         for i in fire.take:
             if kinds[i] == "edge":
                 inputs[i].pop()

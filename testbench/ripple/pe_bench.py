@@ -7,12 +7,20 @@ expects, on each output port, exactly the tokens the golden operator emits. The 
 unbounded slots: in ordered dataflow what a port emits does not depend on timing, so the RTL's
 ports must carry exactly those sequences whatever the stalls and queue depths.
 
+A PE with a memory bank also runs LOAD and STORE phases. The golden side then keeps a
+reference bank across phases (zeros at reset, as the RTL's): a phase may preload words through
+the config window before its run, LOAD reads and STORE writes the reference bank as the
+operators of :mod:`ripple_core.ops` ask, and an address outside the bank behaves as the PE
+documents (a LOAD gives 0, a STORE writes nothing, the fault bit and address are kept).
+
 After a phase's streams are in and its outputs out, the bench waits :data:`QUIET` cycles (an
 extra token would show), reads the status register (operator back in its first state, which
-constant slots are still armed) and checks the firing count against the golden model. Then the
-next phase reconfigures the same PE. A bench with several phases uses *drained* stimulus (every
-token is taken, so nothing is left in a queue for the next operator); a single phase may leave
-tokens behind, at most the one that stands at each slot's front.
+constant slots are still armed, the memory fault bit) and checks the firing count against the
+golden model; with a bank it also reads the fault address if there was a fault and reads the
+bank back through the window. Then the next phase reconfigures the same PE. A bench with
+several phases uses *drained* stimulus (every token is taken, so nothing is left in a queue for
+the next operator); a single phase may leave tokens behind, at most the one that stands at each
+slot's front.
 """
 
 import random
@@ -20,8 +28,23 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from ripple_core.graph import Node, op_ports
-from ripple_core.ops import MASK, STREAM_COMPARES, make_operator, stream_finished, wrap
-from ripple_core.pe import N_PORTS, N_SLOTS, PE_OPS, REG_CONFIG, REG_CONST, REG_STATUS, pe_config_word
+from ripple_core.ops import LOAD_VALUE, MASK, STREAM_COMPARES, make_operator, stream_finished, wrap
+from ripple_core.pe import (
+    MEM_WINDOW,
+    MEMORY_OPS,
+    N_PORTS,
+    N_SLOTS,
+    PE_OPS,
+    REG_CONFIG,
+    REG_CONST,
+    REG_FAULT,
+    REG_ORIGIN,
+    REG_PAGE,
+    REG_STATUS,
+    STATUS_FAULT,
+    WINDOW_WORDS,
+    pe_config_word,
+)
 from rsn.isa import PeUop
 from testbench.streams import (
     PROFILES,
@@ -33,11 +56,12 @@ from testbench.streams import (
     SourceDriver,
 )
 
-__all__ = ["Phase", "GoldenRun", "golden", "random_phase", "drained", "with_front", "PeBench",
-           "OPERATORS", "QUIET", "run_pe_amaranth", "make_pe_bench"]
+__all__ = ["Phase", "GoldenRun", "golden", "random_phase", "random_memory_phase", "memory_phases", "drained",
+           "with_front",
+           "PeBench", "OPERATORS", "QUIET", "run_pe_amaranth", "make_pe_bench"]
 
 QUIET = 12      # cycles without a transfer that end a phase
-OPERATORS = [name for name in PE_OPS if not name.startswith("GEP")]
+OPERATORS = [name for name in PE_OPS if not name.startswith("GEP") and name not in MEMORY_OPS]
 CFG = ("cfg__addr", "cfg__data", "cfg__write", "cfg__read")
 
 
@@ -53,6 +77,8 @@ class Phase:
     drop: tuple = ()
     delays: dict = field(default_factory=dict)      # slot -> cycles its source waits at the start
     grant: int | None = None            # pe FU only: the micro-op's firings (None: all it can make)
+    origin: int = 0                     # PE with a bank: the flat address of bank word 0
+    preload: tuple = ()                 # PE with a bank: (word, value) written through the window first
 
     @property
     def attrs(self) -> dict:
@@ -61,12 +87,14 @@ class Phase:
     def to_json(self) -> dict:
         return {"op": self.op, "streams": self.streams, "kinds": list(self.kinds),
                 "consts": list(self.consts), "pred": self.pred, "cmp": self.cmp, "drop": list(self.drop),
-                "delays": {str(k): v for k, v in self.delays.items()}, "grant": self.grant}
+                "delays": {str(k): v for k, v in self.delays.items()}, "grant": self.grant,
+                "origin": self.origin, "preload": [list(pair) for pair in self.preload]}
 
     @classmethod
     def from_json(cls, d) -> "Phase":
         return cls(d["op"], d["streams"], tuple(d["kinds"]), tuple(d["consts"]), d["pred"], d["cmp"],
-                   tuple(d["drop"]), {int(k): v for k, v in d["delays"].items()}, d.get("grant"))
+                   tuple(d["drop"]), {int(k): v for k, v in d["delays"].items()}, d.get("grant"),
+                   d.get("origin", 0), tuple(tuple(pair) for pair in d.get("preload", ())))
 
 
 @dataclass
@@ -76,15 +104,37 @@ class GoldenRun:
     left: list              # per slot: tokens still there (const/hold slots included)
     firings: int
     idle: bool
+    bank: list | None = None        # the reference bank after the phase
+    fault: int | None = None        # the first out-of-range address
+    touched: set = field(default_factory=set)   # bank words preloaded or accessed
 
 
 def n_slots(op: str) -> int:
-    return op_ports(Node("pe", op, []))[0][0]
+    """The operator's slots on a PE: LOAD always has its sync slot (``hold`` when unused)."""
+    return N_SLOTS if op in MEMORY_OPS else op_ports(Node("pe", op, []))[0][0]
 
 
-def golden(phase: Phase, limit: int = 20_000) -> GoldenRun:
-    """Fire the ops.py operator while its rule holds, over unbounded slots."""
+def golden(phase: Phase, limit: int = 20_000, bank: list | None = None) -> GoldenRun:
+    """Fire the ops.py operator while its rule holds, over unbounded slots.
+
+    ``bank``: the PE's bank before the phase (not changed; the run's copy is returned), or None
+    when only the firings matter: LOADs then read 0 and nothing is out of range.
+    """
     count = n_slots(phase.op)
+    bank = None if bank is None else list(bank)
+    for word, word_value in phase.preload:
+        bank[word] = wrap(word_value)
+    fault, touched = None, {word for word, _ in phase.preload}
+
+    def bank_word(address):
+        """The bank word of a flat address; None (and a fault) outside the bank."""
+        nonlocal fault
+        word = address - phase.origin
+        if bank is None or 0 <= word < len(bank):
+            touched.add(word)
+            return word
+        fault = address if fault is None else fault
+        return None
     operator = make_operator(Node("pe", phase.op, [None] * count, phase.attrs))
     slots = []
     for k in range(count):
@@ -105,14 +155,22 @@ def golden(phase: Phase, limit: int = 20_000) -> GoldenRun:
             if phase.kinds[i] != "hold":
                 slots[i].popleft()
                 taken[i] += 1
-        for port, value in fire.out:
+        out = fire.out
+        if fire.load is not None:
+            word = bank_word(fire.load)
+            loaded = 0 if word is None or bank is None else bank[word]
+            out = tuple((port, loaded if v is LOAD_VALUE else v) for port, v in out)
+        if fire.store is not None and (word := bank_word(fire.store[0])) is not None and bank is not None:
+            bank[word] = fire.store[1]
+        for port, value in out:
             outputs[port].append(value)
         operator.commit(fire)
         firings += 1
         if firings > limit:
             raise AssertionError(f"{phase.op} keeps firing: the stimulus never ends")
     outputs = [[] if port in phase.drop else tokens for port, tokens in enumerate(outputs)]
-    return GoldenRun(outputs, taken, [len(slot) for slot in slots], firings, operator.idle())
+    return GoldenRun(outputs, taken, [len(slot) for slot in slots], firings, operator.idle(), bank, fault,
+                     touched)
 
 
 def with_front(phase: Phase) -> Phase:
@@ -232,6 +290,59 @@ def random_phase(op: str, rng: random.Random) -> Phase:
     return Phase(op, streams, kinds, consts, pred, cmp, drop)
 
 
+def random_memory_phase(op: str, rng: random.Random, mem_depth: int, hot=()) -> Phase:
+    """A LOAD or STORE phase with in-range addresses ``base + offset = origin + word``.
+
+    Half the words come from ``hot`` (if given), so the stores and loads of a run meet at the
+    same addresses. Base and offset are each an edge, a hold or a const slot; a LOAD's sync slot
+    is an edge (sometimes late) or a hold (no sync); a STORE's value usually an edge.
+    """
+    assert op in MEMORY_OPS
+    n = rng.randint(3, 16)
+    origin = rng.choice([0, rng.randint(0, 5000), rng.randint(-(1 << 31), (1 << 31) - mem_depth)])
+    words = [rng.choice(hot) if hot and rng.random() < 0.5 else rng.randrange(mem_depth) for _ in range(n)]
+    kinds = [rng.choices(["edge", "hold", "const"], [4, 5, 1])[0] for _ in range(2)]
+    if op == "LOAD":
+        kinds.append(rng.choices(["edge", "hold", "const"], [5, 5, 1])[0])
+    else:
+        kinds.append(rng.choices(["edge", "hold", "const"], [8, 1, 1])[0])
+    if "edge" not in kinds:
+        kinds[rng.randrange(N_SLOTS)] = "edge"
+    consts = [value(rng), value(rng), value(rng)]
+    addresses = [origin + word for word in words]
+    streams = [[] for _ in range(N_SLOTS)]
+    if kinds[1] == "edge":          # offset follows the base, whatever that is
+        bases = [value(rng) for _ in range(n)] if kinds[0] == "edge" else [consts[0]] * n
+        streams[0] = bases if kinds[0] == "edge" else []
+        streams[1] = [wrap(a - b) for a, b in zip(addresses, bases, strict=True)]
+    elif kinds[0] == "edge":        # the base follows a fixed offset
+        streams[0] = [wrap(a - consts[1]) for a in addresses]
+    else:                           # one address for every firing
+        consts[0] = wrap(addresses[0] - consts[1])
+    if kinds[2] == "edge":
+        streams[2] = [value(rng) for _ in range(n)]
+    if op == "LOAD":
+        drop = tuple(p for p, chance in ((0, 0.1), (1, 0.5)) if rng.random() < chance)
+        delays = {2: rng.randint(5, 30)} if kinds[2] == "edge" and rng.random() < 0.3 else {}
+    else:
+        drop, delays = ((0,) if rng.random() < 0.3 else ()), {}
+    return Phase(op, streams, tuple(kinds), tuple(consts), drop=drop, delays=delays, origin=origin)
+
+
+def memory_phases(rng: random.Random, mem_depth: int, count: int = 6) -> list[Phase]:
+    """A drained run for a PE with a bank: a random array preloaded through the window, then
+    ``count`` LOAD and STORE phases in random order on a few hot words (each STORE is followed
+    by at least one LOAD), with a non-memory operator or two in between."""
+    hot = rng.sample(range(mem_depth), min(3, mem_depth))
+    ops = [name for op in rng.choices(MEMORY_OPS, k=count)
+           for name in ((op, "LOAD") if op == "STORE" else (op,))]
+    phases = [drained(random_memory_phase(op, rng, mem_depth, hot)) for op in ops]
+    for _ in range(2):
+        phases.insert(rng.randrange(1, len(phases)), drained(random_phase(rng.choice(OPERATORS), rng)))
+    phases[0].preload = tuple((word, value(rng)) for word in range(mem_depth))
+    return phases
+
+
 # ---------------------------------------------------------------------------- bench
 
 def _expect(condition: bool, message: str):
@@ -243,13 +354,21 @@ class PeBench:
     """Runs phases one after another on one PE; the interface of :class:`StreamBench`.
 
     Per phase: config writes (one per cycle), a read-back of the configuration word, the
-    operand streams, then :data:`QUIET` idle cycles and a read of the status register.
+    operand streams, then :data:`QUIET` idle cycles and the reads that check the phase's end
+    (status; with a bank, the fault address and the bank's words). ``mem_depth`` is the PE's.
     """
 
-    def __init__(self, ports, phases, profile: str, rng: random.Random):
+    def __init__(self, ports, phases, profile: str, rng: random.Random, mem_depth: int = 0):
         self.ports = {port.prefix: port for port in ports}
         self.phases = list(phases)
-        self.goldens = [golden(phase) for phase in self.phases]
+        self.mem_depth = mem_depth
+        self.goldens, bank = [], [0] * mem_depth if mem_depth else None
+        for phase in self.phases:
+            assert bank is not None or (phase.op not in MEMORY_OPS and not phase.preload), \
+                f"{phase.op}: this PE has no memory bank"
+            self.goldens.append(golden(phase, bank=bank))
+            bank = self.goldens[-1].bank
+        self.page = 0               # the window page the bench last wrote
         self.stall = PROFILES[profile]
         self.rng = rng
         self.monitors = [ProtocolMonitor(port) for port in ports]
@@ -302,12 +421,18 @@ class PeBench:
         if self.finished:
             return
         phase = self.phases[self.index]
-        writes = [(REG_CONFIG, pe_config_word(phase.op, pred=phase.pred, cmp=phase.cmp, slots=phase.kinds,
-                                              drop=phase.drop))]
-        writes += [(REG_CONST + k, phase.consts[k] & MASK) for k in range(n_slots(phase.op))
-                   if phase.kinds[k] != "edge"]
-        self.writes = deque(writes)
-        self.config_word = writes[0][1]
+        self.config_word = pe_config_word(phase.op, pred=phase.pred, cmp=phase.cmp, slots=phase.kinds,
+                                          drop=phase.drop)
+        ops = [("write", REG_CONFIG, self.config_word)]
+        ops += [("write", REG_CONST + k, phase.consts[k] & MASK) for k in range(n_slots(phase.op))
+                if phase.kinds[k] != "edge"]
+        if self.mem_depth:
+            ops.append(("write", REG_ORIGIN, phase.origin & MASK))
+            for word, word_value in phase.preload:
+                ops += self._window("write", word, word_value & MASK)
+        ops.append(("read", REG_CONFIG, self.config_word, "the configuration word"))
+        self.ops = deque(ops)
+        self.checking = None        # the read issued in the last cycle, checked in this one
         self.step = "config"
         self.start = None
         self.received = [[] for _ in range(N_PORTS)]
@@ -326,12 +451,38 @@ class PeBench:
             self.sources.append(SourceDriver(self.ports["uop"], uops, self.stall.idle,
                                              random.Random(self.rng.getrandbits(64))))
 
+    def _window(self, access: str, word: int, data) -> list:
+        """Bus operations that reach bank ``word`` through the window: a page write if needed."""
+        ops, page = [], word // WINDOW_WORDS
+        if page != self.page:
+            ops.append(("write", REG_PAGE, page))
+            self.page = page
+        address = MEM_WINDOW + word % WINDOW_WORDS
+        ops.append(("write", address, data) if access == "write"
+                   else ("read", address, data, f"bank word {word}"))
+        return ops
+
+    def _after_phase(self) -> list:
+        """The reads that end a phase: status, then with a bank the fault address and the bank."""
+        phase, gold = self.phases[self.index], self.goldens[self.index]
+        armed = sum(1 << k for k in range(len(gold.left)) if phase.kinds[k] != "edge" and gold.left[k])
+        status = int(gold.idle) | armed << 1 | (STATUS_FAULT if gold.fault is not None else 0)
+        ops = [("read", REG_STATUS, status, "status (bit 0 first state, bits 1-3 armed constant slots, "
+                                            "bit 4 memory fault)")]
+        if gold.fault is not None:
+            ops.append(("read", REG_FAULT, gold.fault & MASK, "the fault address"))
+        if self.mem_depth and (phase.op in MEMORY_OPS or phase.preload):
+            words = range(self.mem_depth) if self.mem_depth <= 64 else sorted(gold.touched)
+            for word in words:
+                ops += self._window("read", word, gold.bank[word] & MASK)
+        return ops
+
     def drive(self, cycle: int) -> dict:
         values = {"cfg__write": 0, "cfg__read": 0, "cfg__addr": self.rng.getrandbits(16),
                   "cfg__data": self.rng.getrandbits(32)}
         if self.fu:
             values["clear"] = 0
-        running = self.step in ("run", "status", "status-check")
+        running = self.step in ("run", "after")
         for source in self.sources:
             if running:
                 values.update(source.drive(cycle - self.start))
@@ -340,12 +491,11 @@ class PeBench:
                                source.port.payload: self.rng.getrandbits(source.port.width)})
         for sink in self.sinks:
             values.update(sink.drive(cycle))
-        if self.step == "config" and self.writes:
-            address, data = self.writes[0]
-            values.update({"cfg__write": 1, "cfg__addr": address, "cfg__data": data})
-        elif self.step in ("readback", "status"):
-            address = REG_CONFIG if self.step == "readback" else REG_STATUS
-            values.update({"cfg__read": 1, "cfg__addr": address})
+        if self.step in ("config", "after") and self.ops:
+            access, address, data, *_ = self.ops[0]
+            values.update({f"cfg__{access}": 1, "cfg__addr": address})
+            if access == "write":
+                values["cfg__data"] = data
         return values
 
     def observe(self, cycle: int, sample: dict):
@@ -399,20 +549,26 @@ class PeBench:
                 f"{payload:#x}, expected {gold[len(got)] & MASK:#x}")
         got.append(payload)
 
+    def _bus(self, sample) -> bool:
+        """Check the read issued in the last cycle, pass the operation issued in this one; say
+        whether all of the step's operations are done."""
+        phase = self.phases[self.index]
+        if self.checking is not None:
+            _, address, expected, what = self.checking
+            _expect(sample["cfg__rdata"] == expected,
+                    f"phase {self.index} ({phase.op}): {what} (register {address:#06x}) reads "
+                    f"{sample['cfg__rdata']:#x}, expected {expected:#x}")
+            self.checking = None
+        if self.ops:
+            op = self.ops.popleft()
+            self.checking = op if op[0] == "read" else None
+        return not self.ops and self.checking is None
+
     def _advance(self, cycle, sample):
         phase, gold = self.phases[self.index], self.goldens[self.index]
         if self.step == "config":
-            if self.writes:
-                self.writes.popleft()
-            if not self.writes:
-                self.step = "readback"
-        elif self.step == "readback":
-            self.step = "readback-check"
-        elif self.step == "readback-check":
-            _expect(sample["cfg__rdata"] == self.config_word,
-                    f"phase {self.index} ({phase.op}): config reads back {sample['cfg__rdata']:#x}, "
-                    f"wrote {self.config_word:#x}")
-            self.step, self.start, self.last_move = "run", cycle + 1, cycle
+            if self._bus(sample):
+                self.step, self.start, self.last_move = "run", cycle + 1, cycle
         elif self.step == "run":
             # A micro-op that grants fewer firings than the operands allow leaves tokens on offer:
             # the FU (which has no queues of its own) never takes them.
@@ -421,15 +577,8 @@ class PeBench:
                 and all(len(r) == len(g) for r, g in zip(self.received, gold.outputs, strict=True))
             done = done and not (self.fu and sample["busy"])
             if done and cycle - self.last_move >= QUIET:
-                self.step = "status"
-        elif self.step == "status":
-            self.step = "status-check"
-        elif self.step == "status-check":
-            armed = sum(1 << k for k in range(len(gold.left)) if phase.kinds[k] != "edge" and gold.left[k])
-            expected = int(gold.idle) | armed << 1
-            _expect(sample["cfg__rdata"] == expected,
-                    f"phase {self.index} ({phase.op}): status {sample['cfg__rdata']:#06b}, expected "
-                    f"{expected:#06b} (bit 0 first state, bits 1-3 armed constant slots)")
+                self.step, self.ops = "after", deque(self._after_phase())
+        elif self.step == "after" and self._bus(sample):
             if self.fu:
                 uop_sent = bool(self.sources[-1].tokens)
                 _expect(not sample["busy"] and sample["finished"] >= int(uop_sent),
@@ -449,11 +598,13 @@ class PeBench:
     def max_cycles(self) -> int:
         tokens = sum(len(s) for p in self.phases for s in p.streams) + \
             sum(len(t) for g in self.goldens for t in g.outputs)
-        return 60 * tokens + 200 * len(self.phases) + 500
+        bus = sum(2 * len(p.preload) + 2 * (min(self.mem_depth, 64) + len(g.touched))
+                  for p, g in zip(self.phases, self.goldens, strict=True))
+        return 60 * tokens + 200 * len(self.phases) + bus + 500
 
 
-def make_pe_bench(ports, phases, profile: str, seed: int) -> PeBench:
-    return PeBench(ports, phases, profile, random.Random(seed))
+def make_pe_bench(ports, phases, profile: str, seed: int, mem_depth: int = 0) -> PeBench:
+    return PeBench(ports, phases, profile, random.Random(seed), mem_depth)
 
 
 def run_pe_amaranth(pe, phases, *, profile: str, seed: int) -> PeBench:
@@ -462,9 +613,10 @@ def run_pe_amaranth(pe, phases, *, profile: str, seed: int) -> PeBench:
     from testbench.rsn.compute_bench import FlatUop
     from testbench.streams import stream_ports
 
+    mem_depth = pe.mem_depth
     if hasattr(pe, "uop"):
         pe = FlatUop(pe)        # integers on the micro-op port
     ports, _ = stream_ports(pe)
-    bench = make_pe_bench(ports, phases, profile, seed)
+    bench = make_pe_bench(ports, phases, profile, seed, mem_depth)
     run_in_amaranth(pe, bench, max_cycles=bench.max_cycles)
     return bench

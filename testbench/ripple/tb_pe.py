@@ -25,9 +25,10 @@ CONFIG = json.loads(os.environ.get("RIVULET_PE", "{}"))
 async def pe_bench(dut, profile, seed):
     ports = [StreamPort(*port) for port in CONFIG["ports"]]
     phases = [Phase.from_json(phase) for phase in CONFIG["phases"][str(seed)]]
-    cocotb.log.info("ripple PE depth=%d profile=%s seed=%d, %d phases (replay: RIVULET_SEED=%s)",
-                    CONFIG["depth"], profile, seed, len(phases), CONFIG["base_seed"])
-    bench = make_pe_bench(ports, phases, profile, seed)
+    mem_depth = CONFIG.get("mem_depth", 0)
+    cocotb.log.info("ripple PE depth=%d mem_depth=%d profile=%s seed=%d, %d phases (replay: RIVULET_SEED=%s)",
+                    CONFIG["depth"], mem_depth, profile, seed, len(phases), CONFIG["base_seed"])
+    bench = make_pe_bench(ports, phases, profile, seed, mem_depth)
     Clock(dut.clk, 10, unit="ns").start()
     cycles = await run_bench(dut, bench, bench.max_cycles)
     cocotb.log.info("passed: %d cycles", cycles)

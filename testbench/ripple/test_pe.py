@@ -9,11 +9,32 @@ import pytest
 
 from hw.params import ParameterError
 from ripple_core.ops import STREAM_COMPARES
-from ripple_core.pe import PE_CONFIG, PeOp, RipplePE, SlotKind, StreamCmp, pe_config_word
+from ripple_core.pe import (
+    MEM_WINDOW,
+    PE_CONFIG,
+    REG_CONFIG,
+    REG_CONST,
+    REG_ORIGIN,
+    PeFu,
+    PeOp,
+    RipplePE,
+    SlotKind,
+    StreamCmp,
+    pe_config_word,
+)
 from testbench.seeds import seeds_for
 from testbench.streams import PROFILES, ScoreboardError
 
-from .pe_bench import OPERATORS, Phase, drained, golden, random_phase, run_pe_amaranth, with_front
+from .pe_bench import (
+    OPERATORS,
+    Phase,
+    drained,
+    golden,
+    memory_phases,
+    random_phase,
+    run_pe_amaranth,
+    with_front,
+)
 
 DEPTHS = [1, 2, 4]
 MIN, MAX = -(1 << 31), (1 << 31) - 1
@@ -38,7 +59,7 @@ def test_config_word_layout():
     assert word & 0x1F == PeOp.STREAM.value and (word >> 5) & 1 == 1
     assert pe_config_word("GEP4") == pe_config_word("ADD")
     assert tuple(mode.name for mode in StreamCmp) == STREAM_COMPARES
-    for bad in [dict(op="LOAD"), dict(op="ADD", cmp="LT"), dict(op="ADD", slots=("wire",)),
+    for bad in [dict(op="QUEUE"), dict(op="ADD", cmp="LT"), dict(op="ADD", slots=("wire",)),
                 dict(op="ADD", drop=(2,))]:
         with pytest.raises(ParameterError, match="RipplePE"):
             pe_config_word(**bad)
@@ -165,6 +186,176 @@ def test_hold_never_taken_const_taken_once(depth):
                  [[4], []], depth=depth)
 
 
+# ---------------------------------------------------------------------------- the memory bank
+
+MEM_DEPTH = 32
+
+
+def test_memory_parameters():
+    for bad in (1, 3, 8192, -1, "4", 4.0):
+        with pytest.raises(ParameterError, match=r"mem_depth=.*power of two from 2 to 4096|mem_depth"):
+            RipplePE(2, mem_depth=bad)
+    with pytest.raises(ParameterError, match="PeFu: mem_depth=24 is not allowed"):
+        PeFu(32, mem_depth=24)
+    assert RipplePE(2).mem_depth == 0 and RipplePE(2, mem_depth=4096).mem_depth == 4096
+    assert (pe_config_word("LOAD", slots=("hold", "edge", "hold")) & 0x1F) == PeOp.LOAD.value
+
+
+@pytest.mark.parametrize("depth", DEPTHS)
+@pytest.mark.parametrize("profile", list(PROFILES))
+def test_memory_random(depth, profile):
+    """A random array preloaded, then LOADs and STOREs on a few hot words (every STORE followed by
+    a LOAD), random origins, offsets, slot kinds, late sync tokens and dropped ports; the bank is
+    read back after every memory phase."""
+    for seed in seeds_for(f"pe-memory:{depth}:{profile}", count=2):
+        print(f"pe memory depth={depth} profile={profile} seed={seed}")
+        phases = memory_phases(random.Random(seed), MEM_DEPTH)
+        run_pe_amaranth(RipplePE(depth, mem_depth=MEM_DEPTH), phases, profile=profile, seed=seed)
+
+
+def run_memory_directed(phases, outputs, *, depth: int, mem_depth: int = 16, faults=None,
+                        profile: str = "random_stall_50"):
+    """Check the spec's expectation against the golden operators over a reference bank, then the RTL."""
+    bank = [0] * mem_depth
+    for k, (phase, want) in enumerate(zip(phases, outputs, strict=True)):
+        run = golden(phase, bank=bank)
+        assert run.outputs == [list(o) for o in want], f"phase {k}: the golden operator gives {run.outputs}"
+        assert run.fault == (faults or {}).get(k), f"phase {k}: the golden fault is {run.fault}"
+        bank = run.bank
+    for seed in seeds_for(f"pe-memory-directed:{phases[0].op}:{len(phases)}:{depth}:{mem_depth}", count=2):
+        print(f"pe memory directed depth={depth} mem_depth={mem_depth} profile={profile} seed={seed}")
+        run_pe_amaranth(RipplePE(depth, mem_depth=mem_depth), phases, profile=profile, seed=seed)
+
+
+HOLD_BASE = ("hold", "edge", "hold")
+PRELOAD = tuple((word, 1000 + word) for word in range(16))
+
+
+@pytest.mark.parametrize("depth", DEPTHS)
+def test_load_after_store_reads_the_new_value(depth):
+    """Stores to words 5, 5, 6 (the last write wins), then loads of them; a late sync token holds
+    a LOAD back and is taken with it. Bank word w is flat address 100 + w."""
+    phases = [
+        Phase("STORE", [[], [5, 5, 6], [111, 222, 333]], ("hold", "edge", "edge"), (100, 0, 0),
+              origin=100, preload=PRELOAD),
+        Phase("LOAD", [[], [15, 16, 17], []], HOLD_BASE, (90, 0, 0), origin=100, drop=(1,)),
+        Phase("LOAD", [[100, 106], [], [7, 8]], ("edge", "hold", "edge"), (0, 0, 0), origin=100,
+              delays={2: 30}),
+    ]
+    run_memory_directed(phases, [[[1, 1, 1], []], [[222, 333, 1007], []], [[1000, 333], [1, 1]]],
+                        depth=depth)
+
+
+@pytest.mark.parametrize("depth", DEPTHS)
+def test_out_of_range_sets_the_fault(depth):
+    """Bank words are flat addresses 100..115: outside, a LOAD gives 0, a STORE writes nothing,
+    and status bit 4 and the fault register keep the first bad address. The origin is signed, so
+    with origin MAX - 15 the address MIN is far below the bank, not just past its end."""
+    phases = [
+        Phase("LOAD", [[], [0, 15, 16, -1, 7], []], HOLD_BASE, (100, 0, 0), origin=100, preload=PRELOAD),
+        Phase("STORE", [[], [-1, 16, 3], [7, 8, 9]], ("hold", "edge", "edge"), (100, 0, 0), origin=100),
+        Phase("LOAD", [[], [0, 3], []], HOLD_BASE, (100, 0, 0), origin=100),
+        Phase("LOAD", [[MIN, MAX, MAX - 15], [], []], ("edge", "hold", "hold"), origin=MAX - 15),
+    ]
+    outputs = [[[1000, 1015, 0, 0, 1007], [1] * 5], [[1, 1, 1], []], [[1000, 9], [1, 1]],
+               [[0, 1015, 1000], [1, 1, 1]]]
+    run_memory_directed(phases, outputs, depth=depth, faults={0: 116, 1: 99, 3: MIN})
+
+
+def test_window_pages_of_a_4096_word_bank():
+    """Words on both sides of the 2048-word page boundary, preloaded and read back through the
+    page register, loaded and stored."""
+    preload = ((0, 1), (2047, 2), (2048, 3), (4095, 4), (3000, 5))
+    phases = [
+        Phase("LOAD", [[], [4095, 2048, 0, 2047, 3000], []], HOLD_BASE, origin=0, preload=preload),
+        Phase("STORE", [[], [2049, 2046], [77, 78]], ("hold", "edge", "edge"), origin=0),
+        Phase("LOAD", [[], [2049, 2046], []], HOLD_BASE, origin=0, drop=(1,)),
+    ]
+    run_memory_directed(phases, [[[4, 3, 1, 2, 5], [1] * 5], [[1, 1], []], [[77, 78], []]], depth=2,
+                        mem_depth=4096)
+
+
+def test_memory_timing():
+    """A LOAD's word is offered two cycles after its firing and an ADD's result one cycle after;
+    both fire once per cycle while o[0] is ready. A STORE's write has landed in the cycle after
+    its firing (a window read then sees it), when its done token is offered. The preload goes
+    through an aliased window address (word + 16 on a 16-word bank); a PE without a bank never
+    fires as a LOAD."""
+    from amaranth.sim import Simulator
+
+    pe, bankless = RipplePE(4, mem_depth=16), RipplePE(4)
+    offsets = [(5 * k) % 16 for k in range(12)]
+    seen = {}
+
+    async def bench(ctx):
+        async def write(unit, address, data):
+            ctx.set(unit.cfg.addr, address)
+            ctx.set(unit.cfg.data, data)
+            ctx.set(unit.cfg.write, 1)
+            await ctx.tick()
+            ctx.set(unit.cfg.write, 0)
+
+        for word in range(16):
+            await write(pe, MEM_WINDOW + 16 + word, 500 + word)
+        await write(pe, REG_ORIGIN, 40)
+        for op, base in (("LOAD", 40), ("ADD", 1000)):
+            await write(pe, REG_CONFIG, pe_config_word(op, slots=("hold", "edge", "hold"), drop=(1,)))
+            await write(pe, REG_CONST, base)
+            await write(pe, REG_CONST + 2, 0)
+            await write(bankless, REG_CONFIG, pe_config_word(op, slots=("hold", "edge", "hold")))
+            await write(bankless, REG_CONST, base)
+            await write(bankless, REG_CONST + 2, 0)
+            fired, words, sent = [], [], 0
+            for unit in (pe, bankless):
+                ctx.set(unit.o[0].ready, 1)
+            for cycle in range(30):
+                for unit in (pe, bankless):
+                    ctx.set(unit.i[1].valid, sent < len(offsets))
+                    ctx.set(unit.i[1].payload, offsets[min(sent, len(offsets) - 1)])
+                if ctx.get(pe.fire):
+                    fired.append(cycle)
+                if ctx.get(pe.o[0].valid):
+                    words.append((cycle, ctx.get(pe.o[0].payload)))
+                if op == "LOAD":
+                    assert not ctx.get(bankless.fire), "a PE without a bank fired as a LOAD"
+                sent += ctx.get(pe.i[1].ready) and sent < len(offsets)
+                await ctx.tick()
+            seen[op] = fired, words
+        # A STORE writes at the edge of its firing: a window read in the next cycle sees the word.
+        await write(pe, REG_CONFIG, pe_config_word("STORE", slots=("hold", "edge", "hold")))
+        await write(pe, REG_CONST, 40)
+        await write(pe, REG_CONST + 2, 777)
+        ctx.set(pe.i[1].valid, 1)
+        ctx.set(pe.i[1].payload, 3)
+        await ctx.tick()
+        ctx.set(pe.i[1].valid, 0)
+        for _ in range(4):
+            if ctx.get(pe.fire):
+                break
+            await ctx.tick()
+        assert ctx.get(pe.fire), "the STORE did not fire"
+        await ctx.tick()
+        ctx.set(pe.cfg.addr, MEM_WINDOW + 3)
+        ctx.set(pe.cfg.read, 1)
+        seen["done"] = ctx.get(pe.o[0].valid), ctx.get(pe.o[0].payload)
+        await ctx.tick()
+        ctx.set(pe.cfg.read, 0)
+        seen["stored"] = ctx.get(pe.cfg.rdata)
+
+    simulator = Simulator(pe)
+    simulator.add_clock(1e-8)
+    simulator.add_testbench(bench)
+    simulator.run()
+    for op, latency, first in (("LOAD", 2, 500), ("ADD", 1, 1000)):
+        fired, words = seen[op]
+        assert len(fired) == len(offsets) and fired == list(range(fired[0], fired[0] + len(offsets))), \
+            f"{op} fired in cycles {fired}, not once per cycle"
+        expected = [(cycle + latency, first + offset) for cycle, offset in zip(fired, offsets, strict=True)]
+        assert words == expected, f"{op}: o[0] offered {words} for firings in cycles {fired}"
+    assert seen["done"] == (1, 1), f"the STORE's done token, the cycle after its firing: {seen['done']}"
+    assert seen["stored"] == 777, f"a window read right after the STORE gives {seen['stored']}"
+
+
 def test_bench_catches_a_wrong_expectation():
     """The scoreboard is live: a phase whose golden outputs are tampered with fails."""
     phase = drained(random_phase("ADD", random.Random(1)))
@@ -172,8 +363,8 @@ def test_bench_catches_a_wrong_expectation():
 
     original = pe_bench.golden
 
-    def tampered(p, limit=20_000):
-        run = original(p, limit)
+    def tampered(p, limit=20_000, bank=None):
+        run = original(p, limit, bank)
         run.outputs[0] = [x + 1 for x in run.outputs[0]]
         return run
 
@@ -187,7 +378,8 @@ def test_bench_catches_a_wrong_expectation():
 
 @pytest.mark.verilator
 def test_verilator():
-    """The generated Verilog (depth 2): every operator in random order, every profile x 3 seeds."""
+    """The generated Verilog (depth 2, a 32-word bank): every operator in random order, then a
+    memory run (preload, LOADs and STOREs, read-backs), every profile x 3 seeds."""
     import json
     from dataclasses import astuple
 
@@ -195,17 +387,18 @@ def test_verilator():
     from testbench.streams import stream_ports
     from testbench.verilator import build_design, run_cocotb
 
-    depth, seeds = 2, seeds_for("pe-verilator")
-    print(f"pe verilator depth={depth} seeds={seeds}")
+    depth, mem_depth, seeds = 2, MEM_DEPTH, seeds_for("pe-verilator")
+    print(f"pe verilator depth={depth} mem_depth={mem_depth} seeds={seeds}")
     phases = {}
     for seed in seeds:
         rng = random.Random(seed)
         chosen = [drained(random_phase(op, rng)) for op in OPERATORS]
         rng.shuffle(chosen)
+        chosen += memory_phases(rng, mem_depth)
         phases[str(seed)] = [phase.to_json() for phase in chosen]
-    pe = RipplePE(depth)
+    pe = RipplePE(depth, mem_depth=mem_depth)
     ports, _ = stream_ports(pe)
-    config = {"depth": depth, "ports": [astuple(port) for port in ports], "profiles": list(PROFILES),
-              "seeds": seeds, "phases": phases, "base_seed": base_seed()}
-    built = build_design(f"ripple-pe-depth={depth}", pe)
+    config = {"depth": depth, "mem_depth": mem_depth, "ports": [astuple(port) for port in ports],
+              "profiles": list(PROFILES), "seeds": seeds, "phases": phases, "base_seed": base_seed()}
+    built = build_design(f"ripple-pe-depth={depth}-mem_depth={mem_depth}", pe)
     run_cocotb(built, "testbench.ripple.tb_pe", "ripple-pe-random", {"RIVULET_PE": json.dumps(config)})

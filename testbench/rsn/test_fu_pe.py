@@ -12,11 +12,16 @@ from rsn.fu import fu_signature
 from rsn.fu_kinds import FU_KINDS
 from rsn.fu_pe import (
     LATENCY,
+    MEM_WINDOW,
     PE_KIND,
     REG_CONFIG,
     REG_CONST,
+    REG_FAULT,
+    REG_ORIGIN,
+    REG_PAGE,
     REG_STATUS,
     PeFu,
+    PeMemoryError,
     PeModel,
     decode_config,
     pe_config_word,
@@ -27,6 +32,7 @@ from testbench.ripple.pe_bench import (
     Phase,
     drained,
     golden,
+    memory_phases,
     random_phase,
     run_pe_amaranth,
     with_front,
@@ -41,10 +47,15 @@ def configure(model: PeModel, phase: Phase):
     for k, kind in enumerate(phase.kinds):
         if kind != "edge":
             model.write_word(REG_CONST + k, phase.consts[k])
+    if model.mem_depth:
+        model.write_word(REG_ORIGIN, phase.origin)
+        for word, value in phase.preload:
+            model.write_word(REG_PAGE, word // 2048)
+            model.write_word(MEM_WINDOW + word % 2048, value)
 
 
-def run_model(phase: Phase, grant: int):
-    model = PeModel()
+def run_model(phase: Phase, grant: int, model: PeModel | None = None):
+    model = model or PeModel()
     configure(model, phase)
     model.load([decode(PeUop, encode(PeUop, {"firings": grant, "last": 1}))])
     inputs = [Channel(f"i{k}", 1000) for k in range(3)]
@@ -99,6 +110,62 @@ def test_model_follows_ops(op):
             armed = sum(1 << (k + 1) for k in range(len(expected.left))
                         if phase.kinds[k] != "edge" and expected.left[k])
             assert model.read_word(REG_STATUS) == int(expected.idle) | armed
+
+
+def test_model_memory_follows_ops():
+    """LOADs and STOREs of the FU model against the ops.py operators over a reference bank; the
+    model's bank, read through the window, ends as the reference does."""
+    for seed in seeds_for("pe-model-memory", count=10):
+        model, bank = PeModel(mem_depth=32), [0] * 32
+        for k, phase in enumerate(memory_phases(random.Random(seed), 32)):
+            run = golden(phase, bank=bank)
+            bank = run.bank
+            if run.firings == 0:        # nothing to grant; the preload still happens
+                configure(model, phase)
+                continue
+            _, emitted = run_model(phase, run.firings, model)
+            want = [[t & 0xFFFF_FFFF for t in port] for port in run.outputs]
+            assert emitted == want, f"seed {seed} phase {k}"
+            assert model.memory == [word & 0xFFFF_FFFF for word in bank], f"seed {seed} phase {k}"
+        model.write_word(REG_PAGE, 0)
+        assert [model.read_word(MEM_WINDOW + word) for word in range(32)] == model.memory
+
+
+def test_model_memory_registers_and_errors():
+    model = PeModel(mem_depth=16, name="tile (1, 2) pe")
+    model.write_word(MEM_WINDOW + 16 + 3, 42)           # the window aliases a 16-word bank
+    assert model.memory[3] == 42 and model.read_word(MEM_WINDOW + 3 + 2032) == 42
+    model.write_word(REG_ORIGIN, -5)
+    model.write_word(REG_PAGE, 3)
+    assert model.read_word(REG_ORIGIN) == 0xFFFF_FFFB and model.read_word(REG_PAGE) == 1
+    assert model.read_word(REG_FAULT) == 0 and model.read_word(REG_STATUS) & 0x10 == 0
+    big = PeModel(mem_depth=4096)
+    big.write_word(REG_PAGE, 1)
+    big.write_word(MEM_WINDOW + 7, 9)
+    assert big.memory[2048 + 7] == 9 and big.memory[7] == 0
+
+    phase = Phase("LOAD", [[], [11], []], ("hold", "edge", "hold"), (0, 0, 0), origin=-5)
+    with pytest.raises(PeMemoryError, match=r"tile \(1, 2\) pe: LOAD of address 11, outside the memory "
+                                            r"bank \(flat addresses -5\.\.10: origin -5, mem_depth 16\)"):
+        run_model(phase, 1, model)
+    phase = Phase("STORE", [[], [-6], [1]], ("hold", "edge", "edge"), (0, 0, 0), origin=-5)
+    with pytest.raises(PeMemoryError, match="STORE of address -6"):
+        run_model(phase, 1, model)
+    with pytest.raises(PeMemoryError, match=r"pe: configured as STORE, but this PE has no memory bank"):
+        PeModel().write_word(REG_CONFIG, pe_config_word("STORE"))
+    for bad in (3, 8192, 1):
+        with pytest.raises(ParameterError, match=f"PeModel: mem_depth={bad} is not allowed"):
+            PeModel(mem_depth=bad)
+    assert PeModel().read_word(MEM_WINDOW) == 0 and PeModel().read_word(REG_ORIGIN) == 0
+
+
+@pytest.mark.parametrize("profile", list(PROFILES))
+def test_rtl_memory(profile):
+    """The FU's RTL with a 32-word bank: a preloaded array, LOADs and STOREs, read-backs."""
+    for seed in seeds_for(f"pe-fu-memory:{profile}", count=2):
+        print(f"pe FU memory profile={profile} seed={seed}")
+        run_pe_amaranth(PeFu(32, mem_depth=32), memory_phases(random.Random(seed), 32), profile=profile,
+                        seed=seed)
 
 
 @pytest.mark.parametrize("profile", list(PROFILES))
