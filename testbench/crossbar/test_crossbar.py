@@ -77,7 +77,18 @@ def test_amaranth_sim(preset, size, profile, readback):
 @pytest.mark.parametrize("preset", list(PRESETS))
 def test_verilator(preset, size):
     """Generated Verilog on Verilator via cocotb: every profile x seed x read-back mode."""
-    shape, params = SIZES[size], PRESETS[preset]
+    run_verilator(preset, size, SIZES[size])
+
+
+@pytest.mark.verilator
+def test_verilator_two_groups():
+    """The read-after-write wait in generated Verilog: Loihi (a spike pass updates the input sum,
+    the end-of-step pass multiplies) on two groups, where every pass waits for the one ahead."""
+    run_verilator("loihi", "8x8b4", HAZARDS["8x8b4"])
+
+
+def run_verilator(preset: str, size: str, shape: Size):
+    params = PRESETS[preset]
     dut = build(preset, shape)
     ports, extra = stream_ports(dut)
     seeds = seeds_for(f"crossbar-verilator:{preset}:{size}")
@@ -86,8 +97,8 @@ def test_verilator(preset, size):
               "ports": [astuple(port) for port in ports], "extra": extra,
               "profiles": list(PROFILES), "seeds": seeds, "readbacks": list(READBACKS),
               "base_seed": base_seed(), "max_cycles": max_cycles_for(shape)}
-    built = build_design(f"crossbar-{preset}-{size}", dut)
     case = f"crossbar-{preset}-{size}"
+    built = build_design(case, dut)
     summary = run_directory(case) / "summary.jsonl"
     summary.parent.mkdir(parents=True, exist_ok=True)
     summary.unlink(missing_ok=True)
