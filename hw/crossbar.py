@@ -354,9 +354,11 @@ class Crossbar(wiring.Component):
         # Credits: every group in flight may still need a slot (its spikes are not known until
         # `fire`), so a group issues only if the queue holds a slot for it and for them. The
         # issue therefore never waits on `o.ready` combinationally, and the update stages never
-        # stall.
+        # stall. `room` is registered, so the issue (and `i.ready`) waits on no adder: it is
+        # computed a cycle early, as if that cycle issued a group and nothing left the queue.
         in_flight = read_stage.valid + integrate_stage.valid + fire_stage.valid
-        room = count + in_flight < OUTPUT_SLOTS
+        room = Signal(init=1)
+        m.d.sync += room.eq(count + in_flight + 1 < OUTPUT_SLOTS)
         # Read after write: the previous pass writes a group WRITE_DISTANCE cycles after it read
         # it. With fewer groups than that the next pass comes back to a group still in
         # `read` or `integrate`, and waits; one in `fire` is being written, which the
