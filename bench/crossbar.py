@@ -246,19 +246,19 @@ def markdown(results: dict) -> str:
             f"| {e['brams']} | {e['fmax_mhz']:.1f} | {', '.join(f'{f:.1f}' for f in e['fmax_per_seed'])} |")
     tools = "; ".join(f"{name} {version}" for name, version in meta["packages"].items())
     lines += ["",
-              "Fmax is set by (nextpnr's critical path in each `seed*/report.json`): on ECP5, the "
-              "weight memory's read (a block RAM without its output register, about 5.8 ns "
-              "clock to output) into the `read` stage's add of the input sum, before the "
-              "`integrate` register; on iCE40, the output queue: its read pointer through the "
-              "head's mux and the remaining-ids mask to the last-beat decision (with `o.ready`) "
-              "and back into the pointer and the sent mask. The update is three registered stages "
-              "(`read`: the input add or the leak's multiply; `integrate`: the rest of the leak and "
-              "the step's input; `fire`: overflow, compare and reset, compared beside the "
-              "saturation), and a group issues only while the output queue has a slot for it, so "
-              "`o.ready` no longer reaches the memories. Before (git bdbd44a, one update stage "
-              "from the read registers through the arithmetic into the state write port and, "
-              "through the output's stall, into the memories' enables): 2924 LUT, 973 FF, 8 BRAM, "
-              "33.5 MHz on ECP5; 561 LUT, 310 FF, 19 BRAM, 44.3 MHz on iCE40.",
+              "Fmax is set by (nextpnr's critical path in each `seed*/report.json`) the `read` stage: the "
+              "memories' read data (block RAM without output registers; on ECP5 the weight memory's, about "
+              "5.8 ns clock to output) through the add of the input (on ECP5 the Loihi tile's input sum) "
+              "into the `integrate` register; on iCE40 with seed 2, about as long, the output queue: its "
+              "read pointer through the head's mux and the remaining-ids mask to the last-beat decision "
+              "(with `o.ready`) and back into the pointer and the sent mask. The update is three registered"
+              " stages (`read`: the input add or the leak's multiply; `integrate`: the rest of the leak and"
+              " the step's input; `fire`: overflow, compare and reset, compared beside the saturation), and"
+              " a group issues only while the output queue has a slot for it, so `o.ready` no longer "
+              "reaches the memories. Before (git bdbd44a, one update stage from the read registers through "
+              "the arithmetic into the state write port and, through the output's stall, into the memories'"
+              " enables): 2924 LUT, 973 FF, 8 BRAM, 33.5 MHz on ECP5; 561 LUT, 310 FF, 19 BRAM, 44.3 MHz on"
+              " iCE40.",
               "",
               "Counting as in `bench/fpga.py` (LUT/FF/BRAM from the Yosys netlist by cell type, Fmax "
               "from nextpnr's `--report` JSON, median over seeds "
