@@ -28,6 +28,13 @@ timestep. An axon ``base[k] + n`` outside the crossbar is a program error (the m
 RTL keeps the axon field's low bits). ``steps == 0`` is refused by the checks (the RTL runs
 65536). The next micro-op is accepted once the previous one has emitted its last word.
 
+Timing (``snn.cost``, ``docs/crossbar.md``): the crossbar takes an input spike every
+``max(N/B, 3)`` cycles (one pass over its N/B neuron groups; a pass waits for the one ahead to
+write a group back, three cycles after reading it), and the end of a timestep is one more pass;
+its end-of-step word is offered :data:`LATENCY` = 4 cycles after that pass issued its last group
+(three update stages, then the output queue's head). The merge adds a cycle per input's
+end-of-step word.
+
 Status: ``firings`` counts words sent on ``o[0]``; ``busy`` is high from accepting a micro-op
 until its last end-of-step word has left; ``stalls`` counts busy cycles in which no word moved
 on any data port; ``finished`` rises the cycle after the last word of a ``last`` micro-op left.
@@ -59,7 +66,7 @@ from amaranth.hdl import C, Cat, Module, Mux, Signal, signed
 from amaranth.lib import data, wiring
 from amaranth.utils import ceil_log2
 
-from hw.crossbar import ConfigOp, Crossbar, EventKind
+from hw.crossbar import END_LATENCY, ConfigOp, Crossbar, EventKind
 from hw.lif_model import LifCrossbarModel
 from hw.lif_params import LifParams, loihi, tinyodin
 from hw.params import ParameterError, check_int
@@ -72,7 +79,7 @@ from .isa import REGISTERS, IsaError, XbarUop
 __all__ = ["XbarFu", "XbarModel", "XbarAddressMap", "XBAR_KIND", "LATENCY", "END_WORD", "aer_word",
            "aer_decode", "aer_width", "xbar_params", "PRESETS", "STORAGE_WORDS"]
 
-LATENCY = 2                 # an end-of-step leaves 2 cycles after the step's last group issued
+LATENCY = END_LATENCY       # an end-of-step leaves 4 cycles after the step's last group issued
 END_WORD = 1
 PRESETS = ("tinyodin", "loihi")
 STORAGE_WORDS = REGISTERS["firings"] - REGISTERS["storage"]     # the FU's register window

@@ -16,6 +16,7 @@ from dataclasses import astuple
 import numpy as np
 import pytest
 
+import hw.crossbar
 from hw import ParameterError
 from hw.crossbar import Crossbar
 from snn import cost
@@ -31,6 +32,7 @@ from .bench import (
     make_crossbar_bench,
     max_cycles_for,
     quiet_scenario,
+    random_scenario,
 )
 
 PRESETS = {
@@ -38,8 +40,11 @@ PRESETS = {
     "loihi": loihi(vth=150, dv=300),
 }
 SIZES = {"16x16b4": Size(16, 16, 4), "64x32b8": Size(64, 32, 8)}
-# Corner shapes for the fast tier: one group (a pass reads the word the last pass wrote), one bank.
-CORNERS = {"8x8b8": Size(8, 8, 8), "8x4b1": Size(8, 4, 1)}
+# Corner shapes for the fast tier. With fewer groups than the write distance (3) a pass comes
+# back to a group the pass ahead of it has not written yet and must wait: one group, two groups;
+# with three it reads the group in the cycle it is written (the transparent read port). One bank.
+HAZARDS = {"8x8b8": Size(8, 8, 8), "8x8b4": Size(8, 8, 4), "12x6b2": Size(12, 6, 2)}
+CORNERS = {**HAZARDS, "8x4b1": Size(8, 4, 1)}
 READBACKS = ("every_step", "end")
 
 
@@ -72,7 +77,18 @@ def test_amaranth_sim(preset, size, profile, readback):
 @pytest.mark.parametrize("preset", list(PRESETS))
 def test_verilator(preset, size):
     """Generated Verilog on Verilator via cocotb: every profile x seed x read-back mode."""
-    shape, params = SIZES[size], PRESETS[preset]
+    run_verilator(preset, size, SIZES[size])
+
+
+@pytest.mark.verilator
+def test_verilator_two_groups():
+    """The read-after-write wait in generated Verilog: Loihi (a spike pass updates the input sum,
+    the end-of-step pass multiplies) on two groups, where every pass waits for the one ahead."""
+    run_verilator("loihi", "8x8b4", HAZARDS["8x8b4"])
+
+
+def run_verilator(preset: str, size: str, shape: Size):
+    params = PRESETS[preset]
     dut = build(preset, shape)
     ports, extra = stream_ports(dut)
     seeds = seeds_for(f"crossbar-verilator:{preset}:{size}")
@@ -81,8 +97,8 @@ def test_verilator(preset, size):
               "ports": [astuple(port) for port in ports], "extra": extra,
               "profiles": list(PROFILES), "seeds": seeds, "readbacks": list(READBACKS),
               "base_seed": base_seed(), "max_cycles": max_cycles_for(shape)}
-    built = build_design(f"crossbar-{preset}-{size}", dut)
     case = f"crossbar-{preset}-{size}"
+    built = build_design(case, dut)
     summary = run_directory(case) / "summary.jsonl"
     summary.parent.mkdir(parents=True, exist_ok=True)
     summary.unlink(missing_ok=True)
@@ -96,12 +112,14 @@ def test_verilator(preset, size):
 # --- cost ----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("events", [0, 1, 5])
-@pytest.mark.parametrize("size", [Size(16, 16, 4), Size(8, 8, 8), Size(8, 16, 1), Size(16, 32, 2)])
+@pytest.mark.parametrize("size", [Size(16, 16, 4), Size(8, 8, 8), Size(8, 8, 4), Size(12, 6, 2),
+                                  Size(8, 16, 1), Size(16, 32, 2)])
 @pytest.mark.parametrize("preset", list(PRESETS))
 def test_cost_without_stalls_is_the_documented_one(preset, size, events):
-    """No stalls, no output spikes: an input token every N/B cycles, a timestep every
-    (E+1) N/B cycles, END_OF_STEP (E+1) N/B + 2 cycles after an idle tile takes the first
-    token. ``snn.cost`` says the same (docs/crossbar.md)."""
+    """No stalls, no output spikes: an input token every P = max(N/B, 3) cycles, a timestep
+    every (E+1) P cycles, END_OF_STEP E P + N/B + 4 cycles after an idle tile takes the first
+    token (the first pass from idle does not wait, so its next token comes N/B cycles later).
+    ``snn.cost`` says the same (docs/crossbar.md)."""
     params = PRESETS[preset]
     dut = build(preset, size)
     ports, extra = stream_ports(dut)
@@ -111,14 +129,17 @@ def test_cost_without_stalls_is_the_documented_one(preset, size, events):
     run_in_amaranth(dut, bench, max_cycles=max_cycles_for(size))
     measured = cost_from(bench)
     assert measured.spikes == 0
-    G = size.neurons // size.banks
-    assert G == cost.cycles_per_event(size.neurons, size.banks)
-    for tokens in measured.event_cycles:
-        assert [b - a for a, b in zip(tokens, tokens[1:], strict=False)] == [G] * events
+    G, P = size.neurons // size.banks, max(size.neurons // size.banks, 3)
+    assert G == cost.cycles_per_group_pass(size.neurons, size.banks)
+    assert P == cost.cycles_per_event(size.neurons, size.banks)
+    for step, tokens in enumerate(measured.event_cycles):
+        gaps = [b - a for a, b in zip(tokens, tokens[1:], strict=False)]
+        assert gaps == ([G] + [P] * (events - 1) if step == 0 and events else [P] * events)
     periods = [b - a for a, b in zip(measured.end_cycles, measured.end_cycles[1:], strict=False)]
-    assert periods == [(events + 1) * G] * 3
+    assert periods == [(events + 1) * P] * 3
     first = measured.event_cycles[0][0]      # the tile was idle: the preload had finished
     assert measured.end_cycles[0] - first == cost.cycles_per_timestep(events, size.neurons, size.banks)
+    assert cost.cycles_per_timestep(events, size.neurons, size.banks) == events * P + G + 4
 
 
 @pytest.mark.parametrize("preset", list(PRESETS))
@@ -157,6 +178,51 @@ def test_wrong_compare_is_caught():
         # (if a later event makes the mutant fire the same ids) by the membranes read back.
         with pytest.raises(ScoreboardError, match="timestep 0: .*(the model expects SPIKE|the model has)"):
             run_sim(mutant, params, size, "random_stall_50", seed)
+
+
+# --- read after write on few groups ----------------------------------------------------------
+
+def _back_to_back(preset: str, size: Size, seed: int):
+    """A bench whose passes follow each other without a gap: no stalls, free-running timesteps
+    of up to 12 events (repeated axons included)."""
+    params = PRESETS[preset]
+    dut = build(preset, size)
+    ports, extra = stream_ports(dut)
+    scenario = random_scenario(params, size, random.Random(seed), steps=6, max_events=12)
+    bench = make_crossbar_bench(params, size, ports, extra, "no_stall", seed, readback="end",
+                                scenario=scenario)
+    return dut, bench
+
+
+@pytest.mark.parametrize("size", list(HAZARDS))
+@pytest.mark.parametrize("preset", list(PRESETS))
+def test_back_to_back_passes_on_few_groups(preset, size):
+    """Each pass reads the groups the pass ahead of it is still updating: with one or two groups
+    it must wait for the write, with three it reads in the cycle of the write. Some events must
+    have been taken exactly P = 3 cycles apart, i.e. the passes really were back to back."""
+    shape = HAZARDS[size]
+    for seed in seeds_for(f"crossbar-back-to-back:{preset}:{size}", count=3):
+        print(f"back to back {preset} {size} seed={seed}")
+        dut, bench = _back_to_back(preset, shape, seed)
+        run_in_amaranth(dut, bench, max_cycles=max_cycles_for(shape, max_events=12))
+        gaps = {b - a for tokens in cost_from(bench).event_cycles
+                for a, b in zip(tokens, tokens[1:], strict=False)}
+        assert cost.cycles_per_event(shape.neurons, shape.banks) == 3 in gaps
+
+
+@pytest.mark.parametrize("size", list(HAZARDS))
+@pytest.mark.parametrize("preset", list(PRESETS))
+def test_missing_read_after_write_handling_is_caught(monkeypatch, preset, size):
+    """The tile elaborated as if a group were written one cycle after its read (no wait for the
+    pass ahead, and no transparent read port except with one group): a pass then reads a
+    membrane (or input sum) the pass ahead has not written yet, and the scoreboard must fail."""
+    monkeypatch.setattr(hw.crossbar, "WRITE_DISTANCE", 1)
+    shape = HAZARDS[size]
+    for seed in seeds_for(f"crossbar-mutant-hazard:{preset}:{size}", count=2):
+        print(f"mutant without read-after-write handling {preset} {size} seed={seed}")
+        dut, bench = _back_to_back(preset, shape, seed)
+        with pytest.raises(ScoreboardError):
+            run_in_amaranth(dut, bench, max_cycles=max_cycles_for(shape, max_events=12))
 
 
 # --- bad parameters ---------------------------------------------------------------------------

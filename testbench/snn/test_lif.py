@@ -147,7 +147,10 @@ def test_cost_model():
     assert cost.cycles_per_event(128) == 128
     assert cost.cycles_per_event(128, banks=4) == 32
     assert cost.cycles_per_event(100, banks=3) == 34
-    assert cost.cycles_per_timestep(2, 128, banks=4) == 3 * 32 + 2
+    assert cost.cycles_per_timestep(2, 128, banks=4) == 3 * 32 + 4
+    # Fewer groups than the write distance: a pass waits for the one ahead to write its groups.
+    assert cost.cycles_per_event(16, banks=8) == cost.WRITE_DISTANCE == 3
+    assert cost.cycles_per_timestep(2, 16, banks=8) == 2 * 3 + 2 + 4
     assert cost.tinyodin_cycles_per_event(256) == 513
     assert cost.tinyodin_cycles_per_timestep(2, 256) == 2 * 513 + 512
 
