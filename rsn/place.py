@@ -18,6 +18,7 @@ fabric and seed always give the same placement. The cost ignores through-traffic
 beyond tile endpoints is left to the router's negotiation.
 """
 
+import itertools
 import math
 import random
 import statistics
@@ -27,8 +28,8 @@ from dataclasses import dataclass
 from rsn.fabric_spec import DIRECTIONS, FabricError, FabricSpec
 from rsn.graph import StreamGraph
 
-__all__ = ["PlaceError", "Placement", "place", "usable_links", "tile_distances", "wirelength",
-           "port_overflow", "host_side"]
+__all__ = ["PlaceError", "Placement", "place", "all_placements", "usable_links", "tile_distances",
+           "wirelength", "port_overflow", "host_side"]
 
 
 class PlaceError(ValueError):
@@ -371,3 +372,37 @@ def place(spec: FabricSpec, graph: StreamGraph, *, seed: int = 0, effort: float 
     return Placement(tiles=tiles, host_sides=sides,
                      wirelength=wirelength(graph, tiles, distances, unreachable),
                      overflow=sum(port_overflow(graph, tiles, adjacency).values()), seed=seed)
+
+
+def all_placements(spec: FabricSpec, graph: StreamGraph, *, limit: int = 50_000):
+    """Every placement of a small problem, the likeliest to route first: ascending link
+    overflow, then wirelength (ties in enumeration order, so the order is deterministic).
+
+    For the routing fallback of :func:`rsn.route.place_and_route`: on a grid that the program
+    nearly fills, the annealer's few low-wirelength optima may all be unroutable while another
+    placement routes. Returns an empty list when the problem has more than ``limit``
+    placements (then only annealing is used)."""
+    tiles, sides, pinned = _anchored_tiles(spec, graph)
+    kinds = sorted({node.kind for node in graph.fu_nodes()})
+    movable = {kind: [node.name for node in graph.fu_nodes() if node.kind == kind and node.tile is None]
+               for kind in kinds}
+    free = {kind: [tile for tile in spec.all_tiles() if spec.kind(tile) == kind
+                   and tile not in spec.failed_tiles and tile not in pinned] for kind in kinds}
+    _check_capacity(spec, graph, free)
+    count = math.prod(math.perm(len(free[kind]), len(movable[kind])) for kind in kinds)
+    if count > limit:
+        return []
+    distances, adjacency = tile_distances(spec), usable_links(spec)
+    unreachable = 10 * spec.rows * spec.cols
+    options = []
+    for choice in itertools.product(*(itertools.permutations(free[kind], len(movable[kind]))
+                                      for kind in kinds)):
+        candidate = dict(tiles)
+        for kind, chosen in zip(kinds, choice, strict=True):
+            candidate.update(zip(movable[kind], chosen, strict=True))
+        overflow = sum(port_overflow(graph, candidate, adjacency).values())
+        length = wirelength(graph, candidate, distances, unreachable)
+        options.append((overflow, length, len(options), candidate))
+    options.sort(key=lambda option: option[:3])
+    return [Placement(tiles=candidate, host_sides=sides, wirelength=length, overflow=overflow, seed=-1)
+            for overflow, length, _, candidate in options]

@@ -25,7 +25,7 @@ from rsn import checks
 from rsn.fabric_spec import DIRECTIONS, FabricSpec
 from rsn.graph import Edge, StreamGraph
 from rsn.isa import NO_INPUT, SWITCH_OUTPUTS
-from rsn.place import Placement, place, usable_links
+from rsn.place import Placement, all_placements, place, usable_links
 
 __all__ = ["RouteError", "Hop", "EdgeRoute", "Routing", "route", "place_and_route",
            "source_endpoint", "sink_endpoint", "switch_uops", "fu_uops", "FU_PORT_BASE"]
@@ -276,16 +276,26 @@ def route(spec: FabricSpec, graph: StreamGraph, placement: Placement, *,
 
 
 def place_and_route(spec: FabricSpec, graph: StreamGraph, *, seed: int = 0, attempts: int = 3,
-                    max_iterations: int = 100) -> Routing:
+                    max_iterations: int = 100, exhaustive: int = 64) -> Routing:
     """Check, place, route and check again: the one call a front-end needs.
 
-    If routing fails, placement is retried with seeds ``seed+1 ..`` (``attempts`` in all); the
-    first failure is raised if none succeeds. Deterministic for a given ``seed``.
+    If routing fails, placement is retried with seeds ``seed+1 ..`` (``attempts`` in all). If
+    none routes and the problem is small (:func:`rsn.place.all_placements`), the other
+    placements are tried too, likeliest first, up to ``exhaustive`` of them. The first failure is
+    raised if none succeeds. Deterministic for a given ``seed``.
     """
     checks.check_program(spec, graph)
-    first_error = None
-    for attempt in range(attempts):
-        placement = place(spec, graph, seed=seed + attempt)
+    first_error, tried = None, []
+    candidates = (place(spec, graph, seed=seed + attempt) for attempt in range(attempts))
+
+
+    def fallback():                             # only enumerated once annealing has failed
+        for placement in all_placements(spec, graph)[:exhaustive] if exhaustive else ():
+            if placement.tiles not in tried:
+                yield placement
+
+    for placement in itertools.chain(candidates, fallback()):
+        tried.append(placement.tiles)
         checks.check_placement(spec, graph, placement)
         try:
             routing = route(spec, graph, placement, max_iterations=max_iterations)

@@ -288,3 +288,27 @@ def test_examples_run_with_rivulet_run(example, capsys):
     out = capsys.readouterr().out
     assert out.count("outputs equal the program's reference") == 2
     assert "RTL and golden model agree: outputs, firings, link beats, register reads" in out
+
+
+def test_full_grids_route_through_the_exhaustive_fallback():
+    """Four clusters on the 2x2 fabric fill it: for these seeds every annealed placement is
+    unroutable (each of a tile's links is wanted by two multicasts) while another one routes,
+    which place_and_route finds by trying the small problem's placements, likeliest first."""
+    import functools
+
+    import rsn.program
+    from rsn.route import RouteError, place_and_route
+
+    cases = [(seed, random_case(seed, 4)[2]) for seed in range(62, 66)]
+    for seed, lowered in cases:
+        compile_lowered(lowered, FABRIC, seed=seed)
+    annealing_only = functools.partial(place_and_route, exhaustive=0)
+    failures = 0
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(rsn.program, "place_and_route", annealing_only)
+        for seed, lowered in cases:
+            try:
+                compile_lowered(lowered, FABRIC, seed=seed)
+            except RouteError:
+                failures += 1
+    assert failures > 0, "annealing alone routed every case: the fallback is untested here"
