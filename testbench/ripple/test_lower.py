@@ -9,8 +9,8 @@ References, none taken from the RTL or from the model under test:
   ``b - a + 1`` times, the token counts and firings written as formulas of the loop count;
 * the same suite graphs with their discarded return value exported to a host port (one STEER of
   the opposite polarity), against the C kernel's sum computed in Python;
-* two programs written with the builder (squares: STREAM, MUL, SGT, SELECT, CARRY, STEER, ADD;
-  maxof: SGT, STEER, MERGE, ORDER, ID), against their Python results.
+* two programs written with the builder (clamped_sum: STREAM, SGT, SELECT, CARRY, STEER, ADD;
+  maxof: SGT, STEER, MERGE, ORDER, ID, MUL), against their Python results.
 
 On the RTL, per-PE firing counters must equal the golden model's firings: ordered dataflow fires
 each operator equally often whatever the timing (random host back-pressure, other buffering).
@@ -74,14 +74,13 @@ def export_result(graph):
     return graph.validate()
 
 
-def squares_program():
-    """total = sum of max(i*i, c) for a <= i < b (signed compare)."""
-    b = Builder("squares")
+def clamped_sum_program():
+    """total = sum of max(i, c) for a <= i < b (signed compare)."""
+    b = Builder("clamped_sum")
     index, flag = b.stream(b.scalar("a", hold=False), b.scalar("b", hold=False), b.const(1),
                            cmp="SLT", pred=False, name="loop")
-    square = b.mul(index, index, name="square")
-    above = b.sgt(square, b.scalar("c"), name="above")
-    term = b.select(above, square, b.scalar("c"), name="term")
+    above = b.sgt(index, b.scalar("c"), name="above")
+    term = b.select(above, index, b.scalar("c"), name="term")
     acc_next = b.wire("acc_next")
     acc = b.carry(flag, b.const(0), acc_next, pred=False, name="acc")
     running = b.steer(flag, acc, pred=False, name="running")
@@ -90,24 +89,25 @@ def squares_program():
     return b.build()
 
 
-def squares_case(a, bound, c):
-    signed = [max(i * i, c) for i in range(a, bound)]
-    return {"args": {"a": a, "b": bound, "c": c}, "expect": {"total": [sum(signed) & MASK]}}
+def clamped_sum_case(a, bound, c):
+    return {"args": {"a": a, "b": bound, "c": c},
+            "expect": {"total": [sum(max(i, c) for i in range(a, bound)) & MASK]}}
 
 
 def maxof_program():
-    """max(x, y) through STEER / MERGE, ordered after the decider, copied by ID."""
+    """k * max(x, y) through STEER / MERGE, ordered after the decider, copied by ID."""
     b = Builder("maxof")
     decider = b.sgt(b.scalar("x", hold=False), b.scalar("y", hold=False), name="cmp")
     if_x = b.steer(decider, b.scalar("x", hold=False), pred=True, name="if_x")
     if_y = b.steer(decider, b.scalar("y", hold=False), pred=False, name="if_y")
     picked = b.merge(decider, if_x, if_y, name="pick")
-    b.sink("max", b.ident(b.order(picked, decider, name="after"), name="copy"))
+    copied = b.ident(b.order(picked, decider, name="after"), name="copy")
+    b.sink("max", b.mul(copied, b.scalar("k", hold=False), name="scale"))
     return b.build()
 
 
-def maxof_case(x, y):
-    return {"args": {"x": x, "y": y}, "expect": {"max": [max(x, y) & MASK]}}
+def maxof_case(x, y, k=1):
+    return {"args": {"x": x, "y": y, "k": k}, "expect": {"max": [(max(x, y) * k) & MASK]}}
 
 
 # --- the fabric description and the cycle check ---------------------------------------------
@@ -208,13 +208,14 @@ def test_unused_ports_are_dropped_and_sinks_become_host_ports():
 
 
 def test_the_reference_is_the_case_not_the_model():
-    lowering = lower_graph(maxof_program(), {"args": {"x": 3, "y": 9}, "expect": {"max": [4]}}, FABRIC)
+    lowering = lower_graph(maxof_program(), {"args": {"x": 3, "y": 9, "k": 1}, "expect": {"max": [4]}},
+                           FABRIC)
     assert lowering.program.expected == {"out0": [4]}        # wrong on purpose: the run must fail
     with pytest.raises(LoweringError, match=r"no expected tokens for SINK 'max'"):
-        lower_graph(maxof_program(), {"args": {"x": 3, "y": 9}}, FABRIC)
+        lower_graph(maxof_program(), {"args": {"x": 3, "y": 9, "k": 1}}, FABRIC)
     with pytest.raises(LoweringError, match=r"expect names \['maximum'\], which are neither arrays nor SINK"):
-        lower_graph(maxof_program(), {"args": {"x": 3, "y": 9}, "expect": {"max": [9], "maximum": [9]}},
-                    FABRIC)
+        lower_graph(maxof_program(), {"args": {"x": 3, "y": 9, "k": 1},
+                                      "expect": {"max": [9], "maximum": [9]}}, FABRIC)
 
 
 def test_lowering_errors_name_the_node():
@@ -276,10 +277,11 @@ def _programs(seed: int):
                              {**case, "expect": {"result": [kernel_sum(kernel, case["args"])]}}))
     for _ in range(2):
         a = rng.randint(-20, 20)
-        runs.append((f"squares seed {seed}", squares_program(),
-                     squares_case(a, a + rng.randint(1, 20), rng.randint(-5, 200))))
+        runs.append((f"clamped_sum seed {seed}", clamped_sum_program(),
+                     clamped_sum_case(a, a + rng.randint(1, 20), rng.randint(-25, 25))))
         runs.append((f"maxof seed {seed}", maxof_program(),
-                     maxof_case(rng.randint(-2**31, 2**31 - 1), rng.randint(-2**31, 2**31 - 1))))
+                     maxof_case(rng.randint(-2**31, 2**31 - 1), rng.randint(-2**31, 2**31 - 1),
+                                rng.randint(-2**31, 2**31 - 1))))
     return runs
 
 
