@@ -36,7 +36,7 @@ from rsn.graph import StreamGraph
 from rsn.program import Program
 
 from .graph import Graph, GraphError, op_ports
-from .interp import DeadlockError, Result, layout, run
+from .interp import DeadlockError, Result, RunawayError, layout, run
 from .ops import wrap
 
 __all__ = ["LoweringError", "RippleLowering", "NOT_ON_FABRIC", "MAX_FIRINGS", "check_lowerable",
@@ -119,6 +119,9 @@ def _reference_run(graph: Graph, case: dict, depth: int) -> Result:
     except DeadlockError as error:
         raise LoweringError(f"{graph.name}: the golden model deadlocks on this case at slot depth "
                             f"{depth}, so its token counts are unknown: {error}") from None
+    except RunawayError as error:
+        raise LoweringError(f"{graph.name}: {error}; the token counts of a run that does not end are "
+                            f"unknown") from None
     except GraphError as error:
         raise LoweringError(f"{graph.name}: {error}") from None
     if result.leftovers:

@@ -86,7 +86,8 @@ def _parser() -> argparse.ArgumentParser:
                "  rivulet run simple.riptide.json --vectors simple.vectors.json --sim both")
     run.add_argument("program", type=Path, metavar="PROGRAM", help="program file, e.g. examples/mlp.py")
     run.add_argument("--fabric", type=Path, metavar="FILE.toml",
-                     help="fabric description (default: examples/fabrics/default.toml)")
+                     help="fabric description (default: examples/fabrics/default.toml, and "
+                          "examples/fabrics/ripple.toml for a dataflow graph)")
     run.add_argument("--sim", choices=("model", "rtl", "both", "board"), default="model",
                      help="where to run: golden model, Verilated RTL, both compared, or a real board "
                           "built by `rivulet build` on the serial port --port (default: model)")
