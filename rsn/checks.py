@@ -217,8 +217,15 @@ def _starts_late(node, port: int) -> bool:
     return node.kind == "xbar" and bool(node.uops) and bool(node.uops[0].get("delayed", 0) >> port & 1)
 
 
-def check_cycles(graph: StreamGraph):
-    """No FU waits, through streams, on its own output: such a cycle would deadlock."""
+# Kinds whose units may wait on each other in a cycle: a pe fires one ordered-dataflow operator
+# by its own firing rule, token by token, so a loop of pe nodes (CARRY / INVARIANT back edges) is
+# how a dataflow program iterates; it makes progress whenever the operators' rules do, which the
+# golden model establishes for the program's data. Every other kind runs counted micro-ops that
+# consume whole blocks before producing, so a cycle through one of them deadlocks.
+CYCLIC_KINDS = ("pe",)
+
+
+def _successors(graph: StreamGraph) -> dict[str, list[str]]:
     successors = {node.name: [] for node in graph.fu_nodes()}
     for edge in graph.edges:
         if edge.source[0] in successors:
@@ -227,28 +234,42 @@ def check_cycles(graph: StreamGraph):
                     continue
                 if sink in successors and sink not in successors[edge.source[0]]:
                     successors[edge.source[0]].append(sink)
-    state = {}          # name -> "open" while on the DFS stack, "done" after
-    for start in successors:
-        if start in state:
+    return successors
+
+
+def _cycle_through(start: str, successors: dict[str, list[str]]) -> list[str] | None:
+    """A shortest cycle through ``start`` (as a path that ends at ``start`` again), or None."""
+    parents, frontier = {start: None}, [start]
+    while frontier:
+        following = []
+        for name in frontier:
+            for target in successors[name]:
+                if target == start:
+                    path = [name]
+                    while parents[path[-1]] is not None:
+                        path.append(parents[path[-1]])
+                    return path[::-1] + [start]
+                if target not in parents:
+                    parents[target] = name
+                    following.append(target)
+        frontier = following
+    return None
+
+
+def check_cycles(graph: StreamGraph):
+    """No FU waits, through streams, on its own output, unless every unit on the cycle is of a
+    kind in :data:`CYCLIC_KINDS` (ordered-dataflow PEs, whose loops are the normal case)."""
+    successors = _successors(graph)
+    for node in graph.fu_nodes():
+        if node.kind in CYCLIC_KINDS:
             continue
-        stack, path = [(start, iter(successors[start]))], [start]
-        state[start] = "open"
-        while stack:
-            name, pending = stack[-1]
-            following = next(pending, None)
-            if following is None:
-                stack.pop()
-                path.pop()
-                state[name] = "done"
-            elif state.get(following) == "open":
-                cycle = path[path.index(following):] + [following]
-                raise ProgramError(f"cyclic wait between functional units: {' -> '.join(cycle)}; "
-                                   f"each waits for the tokens of the one before it, so the cycle "
-                                   f"deadlocks; break it (e.g. through a mem node in a later program)")
-            elif following not in state:
-                state[following] = "open"
-                stack.append((following, iter(successors[following])))
-                path.append(following)
+        cycle = _cycle_through(node.name, successors)
+        if cycle is not None:
+            kinds = ", ".join(f"{name} ({graph.nodes[name].kind})" for name in cycle[:-1])
+            raise ProgramError(f"cyclic wait between functional units: {' -> '.join(cycle)} [{kinds}]; "
+                               f"each waits for the tokens of the one before it, so the cycle "
+                               f"deadlocks; break it (e.g. through a mem node in a later program). "
+                               f"Only cycles made of {', '.join(CYCLIC_KINDS)} nodes alone are allowed")
 
 
 def check_program(spec: FabricSpec, graph: StreamGraph):

@@ -14,6 +14,7 @@ __all__ = ["FabricError", "HostPort", "FabricSpec", "parse_fabric", "load_fabric
 DIRECTIONS = ("N", "E", "S", "W")            # switch port index = position in this tuple
 TILE_KINDS = ("mem", "mac", "alu")
 TILE_KINDS += ("xbar",)
+TILE_KINDS += ("pe",)
 DEFAULT_FABRIC = Path(__file__).resolve().parents[1] / "examples" / "fabrics" / "default.toml"
 _STEP = {"N": (-1, 0), "E": (0, 1), "S": (1, 0), "W": (0, -1)}
 
@@ -175,7 +176,18 @@ def parse_fabric(data: dict, source: str = "fabric") -> FabricSpec:
         mem_depth=_power_of_two(source, data, "mem_depth", 1024, 16, 4096),
         mac_depth=_int(source, data, "mac_depth", 256, 4, 4096),
         failed_tiles=failed_tiles, failed_links=frozenset(failed_links))
+    _check_pe_width(source, spec)
     return _xbar_fields(source, data, spec)
+
+
+def _check_pe_width(source, spec: FabricSpec):
+    """A pe tile computes on 32-bit two's complement words (RipTide's arithmetic wraps at 32
+    bits), so its streams must be exactly 32 bits wide: narrower ones would truncate values and
+    wider ones would carry bits the PE ignores."""
+    from .fu_pe import WIDTH
+    if any("pe" in row for row in spec.tiles) and spec.data_width != WIDTH:
+        raise FabricError(f"{source}: data_width={spec.data_width} is not allowed with pe tiles; a pe "
+                          f"tile computes on {WIDTH}-bit values, so set data_width = {WIDTH}")
 
 
 _XBAR_FIELDS = ("xbar_axons", "xbar_neurons", "xbar_banks", "xbar_preset", "xbar_weight_width",

@@ -56,9 +56,11 @@ class Compiled:
                 if node.kind == "host_out"}
 
 
-def compile_program(program: Program, spec: FabricSpec, *, seed: int = 0, max_window: int = 8) -> Compiled:
-    """Check, place, route and assemble ``program`` for the fabric ``spec``."""
-    routing = place_and_route(spec, program.graph, seed=seed)
+def compile_program(program: Program, spec: FabricSpec, *, seed: int = 0, max_window: int = 8,
+                    attempts: int = 3) -> Compiled:
+    """Check, place, route and assemble ``program`` for the fabric ``spec`` (``attempts``: placement
+    seeds tried, see :func:`rsn.route.place_and_route`)."""
+    routing = place_and_route(spec, program.graph, seed=seed, attempts=attempts)
     tiles = routing.placement.tiles
     units = [UnitProgram(tile, "switch", uops) for tile, uops in routing.switch_uops.items()]
     units += [UnitProgram(tile, spec.kind(tile), uops) for tile, uops in routing.fu_uops.items()]

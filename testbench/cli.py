@@ -82,10 +82,12 @@ def _parser() -> argparse.ArgumentParser:
         description="Compile PROGRAM (a Python file defining program() -> rsn.program.Program) for a "
                     "fabric, run it, check the outputs against the program's own reference, and "
                     "report per-FU firings and per-link beats (and cycles on the RTL).",
-        epilog="example:\n  rivulet run examples/mlp.py --sim both")
+        epilog="examples:\n  rivulet run examples/mlp.py --sim both\n"
+               "  rivulet run simple.riptide.json --vectors simple.vectors.json --sim both")
     run.add_argument("program", type=Path, metavar="PROGRAM", help="program file, e.g. examples/mlp.py")
     run.add_argument("--fabric", type=Path, metavar="FILE.toml",
-                     help="fabric description (default: examples/fabrics/default.toml)")
+                     help="fabric description (default: examples/fabrics/default.toml, and "
+                          "examples/fabrics/ripple.toml for a dataflow graph)")
     run.add_argument("--sim", choices=("model", "rtl", "both", "board"), default="model",
                      help="where to run: golden model, Verilated RTL, both compared, or a real board "
                           "built by `rivulet build` on the serial port --port (default: model)")
@@ -97,7 +99,9 @@ def _parser() -> argparse.ArgumentParser:
                      help="host-port stall profile for the RTL run (default: random_stall_50)")
     run.add_argument("--waves", action="store_true", help="write waves of the RTL run (build/sim-runs/)")
     run.add_argument("--vectors", type=Path, metavar="VECTORS.json",
-                     help="for a dataflow graph PROGRAM.json: the cases to run on the Ripple golden model")
+                     help="for a dataflow graph PROGRAM.json (RipTide JSON): its cases; --sim model runs "
+                          "them on the Ripple golden model, --sim rtl/both on pe tiles (default fabric "
+                          "for graphs: examples/fabrics/ripple.toml)")
     run.set_defaults(handler=_run)
 
     build = commands.add_parser(

@@ -57,9 +57,10 @@ def _report_units(compiled, firings, link_beats, say, stalls=None):
 def run_program(path, *, fabric=None, sim: str = "model", seed: int = 1, profile: str = "random_stall_50",
                 say=print, port: str | None = None, baud: int = 115_200, vectors=None) -> dict:
     """Run the program in ``path``; raise :class:`RunMismatch` if any comparison fails."""
-    if str(path).endswith(".json"):         # a dataflow graph: the Ripple golden model
+    if str(path).endswith(".json"):         # a dataflow graph: the Ripple model or pe tiles
         from .ripple_run import run_graph
-        return {"model": run_graph(path, vectors, sim=sim, say=say)}
+        results = run_graph(path, vectors, sim=sim, say=say, fabric=fabric, seed=seed, profile=profile)
+        return {"model" if sim == "model" else "rtl": results}
     spec = load_fabric(fabric or DEFAULT_FABRIC)
     program = load_program(path)
     started = time.monotonic()
