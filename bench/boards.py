@@ -44,9 +44,14 @@ QUICK_SEARCH = {"icebreaker": ((16,), (1, 1))}
 PLACE_TIME_LIMIT_S = 45 * 60
 
 
+# The RSN program mix, cycled along each row (the xbar and pe kinds serve other front-ends and
+# have their own fabrics).
+DEFAULT_MIX = ("mem", "mac", "alu")
+
+
 def default_mix(rows: int, cols: int, width: int):
     """The default tile mix on a rows x cols grid, in W of (0,0) and out E of the last tile."""
-    row = " ".join(TILE_KINDS[col % len(TILE_KINDS)] for col in range(cols))
+    row = " ".join(DEFAULT_MIX[col % len(DEFAULT_MIX)] for col in range(cols))
     return parse_fabric({
         "rows": rows, "cols": cols, "tiles": [row] * rows, "data_width": width,
         "host_ports": [{"name": "in0", "tile": [0, 0], "side": "W", "direction": "in"},
