@@ -864,7 +864,10 @@ def record_parts(paths: list[Path], notes: Path | None) -> dict:
         if parts["switches"]:
             results["switches"] = sorted(
                 parts["switches"], key=lambda e: (e["target"], e["switch_inputs"] + e["switch_outputs"]))
-        results["meta"].setdefault("reruns", []).append(parts["run"])
+        reruns = results["meta"].setdefault("reruns", [])
+        for earlier in reruns:          # a part re-run again no longer comes from the earlier run
+            earlier["parts"] = [name for name in earlier["parts"] if name not in parts["run"]["parts"]]
+        reruns[:] = [earlier for earlier in reruns if earlier["parts"]] + [parts["run"]]
     if notes is not None:
         results["fabric_notes"] = notes.read_text().strip().splitlines()
     (RESULTS / "rsn.json").write_text(json.dumps(results, indent=2) + "\n")
