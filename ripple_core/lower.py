@@ -332,9 +332,9 @@ def compile_lowering(lowering: RippleLowering, spec, *, seed: int = 0, attempts:
     its seed, and on a small grid that block may not have a free link for every stream (a loop's
     decider multicasts to most of the loop). Each further attempt pins one randomly chosen node
     (two on every fourth attempt; seeded by ``seed``) to a random tile of its kind and lets the
-    annealer place the rest around it. On the 2x4 grid of examples/fabrics/ripple.toml about one
-    such attempt in five routes for the suite's 7-operator graphs, measured; one pin does better
-    than more. Raises the first attempt's RouteError if none of ``attempts`` routes.
+    annealer place the rest around it. On a 2x4 grid of pe tiles (the example fabric's earlier
+    size) about one such attempt in five routes for the suite's 7-operator graphs, measured; one
+    pin does better than more. Raises the first attempt's RouteError if none of ``attempts`` routes.
     """
     import copy
     import random

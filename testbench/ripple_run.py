@@ -163,7 +163,8 @@ def _run_fabric(path: Path, graph, cases, vectors, *, sim, say, fabric, seed, pr
         f"({max(len(c.program.graph.fu_nodes()) for c in compiled)} pe tiles at most); "
         f"stall profile {profile}, case k uses seed {seed}+k")
     say("   model cyc: the golden model at the fabric's queue depth; RTL cyc: the fabric's counter from "
-        "START to done, including the load of the image (its words arrive one per cycle at best)")
+        "START to done, including the load of the image (its words arrive one per cycle at best); "
+        "arrays: the STOREd arrays read back from the PEs' banks against the case's expect")
     rows = [[] for _ in cases]
     if sim == "both":
         for k, (lowering, image) in enumerate(zip(lowerings, compiled, strict=True)):
@@ -185,7 +186,7 @@ def _run_fabric(path: Path, graph, cases, vectors, *, sim, say, fabric, seed, pr
     except CocotbFailure as failure:
         raise RunMismatch(f"the RTL simulation failed: {failure}") from None
     say(f"   {'case':<5} {'origin':<10} {'result':<7} {'model cyc':>9} {'RTL cyc':>8} {'image':>6} "
-        f"{'firings':>8} {'PE firings':>11}")
+        f"{'firings':>8} {'PE firings':>11} {'arrays':>9}")
     failures = []
     for k, case in enumerate(cases):
         lowering, image, result = lowerings[k], compiled[k], rtl[k]
@@ -194,10 +195,14 @@ def _run_fabric(path: Path, graph, cases, vectors, *, sim, say, fabric, seed, pr
         reads = split_register_reads(image, result.extra)
         problems += fabric_problems(lowering, image, result.outputs, result.firings, reads)
         firings_equal = not any("PE firings" in p for p in problems)
+        stored = sorted(lowering.arrays[node] for node, words in (lowering.program.reads or {}).items()
+                        if len(words) > 1)
+        arrays_equal = not _read_problems(lowering, reads)
         say(f"   {k:<5} {case.get('origin', '-'):<10} {'FAIL' if problems else 'pass':<7} "
             f"{lowering.model.cycles:>9} {result.cycles:>8} {len(image.image):>6} "
             f"{lowering.model.firings:>8} "
-            f"{'= model' if firings_equal else 'DIFFER':>11}")
+            f"{'= model' if firings_equal else 'DIFFER':>11} "
+            f"{('-' if not stored else '= expect' if arrays_equal else 'DIFFER'):>9}")
         for problem in problems:
             say(f"         {problem}")
         if problems:

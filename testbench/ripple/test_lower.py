@@ -485,12 +485,13 @@ def test_rtl_runs_every_suite_case():
 def test_rivulet_run_sim_both_on_a_suite_graph(capsys):
     (seed,) = seeds_for("ripple-cli-rtl", count=1)
     print(f"rivulet run --sim both, seed={seed}")
-    argv = ["run", str(SUITE / "simple-mem.riptide.nostream.json"), "--vectors",
-            str(SUITE / "simple-mem.vectors.json"), "--sim", "both", "--seed", str(seed % 10_000)]
+    argv = ["run", str(SUITE / "nn-relu.riptide.nostream.json"), "--vectors",
+            str(SUITE / "nn-relu.vectors.json"), "--sim", "both", "--seed", str(seed % 10_000)]
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert "all 6 cases pass on the RTL and on the fabric's golden model" in out
     assert out.count("= model") == 6
+    assert out.count("= expect") == 5           # case 0 has size 0: its STORE never fires
 
 
 def test_a_fabric_run_with_other_firings_or_outputs_fails():
