@@ -370,11 +370,12 @@ def test_banks_too_small_or_missing_say_which_field(tmp_path, capsys):
     assert len(case["mem"]["src"]) == 50
     small = dataclasses.replace(FABRIC, pe_mem_depth=32)
     with pytest.raises(LoweringError, match=r"array 'weight' has 50 words in this case, but a pe tile's "
-                                            r"bank holds 32 \(pe_mem_depth\); node 'v0' \(LOAD, %2\) needs the "
-                                            r"whole array in its bank, so raise pe_mem_depth to at least 64"):
+                                            r"bank holds 32 \(pe_mem_depth\); node 'v0' \(LOAD, %2\) needs "
+                                            r"the whole array in its bank, so raise pe_mem_depth to at "
+                                            r"least 64"):
         lower_graph(graph, case, small)
-    with pytest.raises(LoweringError, match=r"node 'v0' \(LOAD, %2\) needs a memory bank, but the fabric's pe "
-                                            r"tiles have none \(pe_mem_depth = 0\); set pe_mem_depth"):
+    with pytest.raises(LoweringError, match=r"node 'v0' \(LOAD, %2\) needs a memory bank, but the fabric's "
+                                            r"pe tiles have none \(pe_mem_depth = 0\); set pe_mem_depth"):
         lower_graph(graph, case, dataclasses.replace(FABRIC, pe_mem_depth=0))
     for value in (1, 48, 4096, -2, True):
         with pytest.raises(FabricError, match=rf"x.toml: pe_mem_depth={value!r} is not allowed; use 0 \(pe "
