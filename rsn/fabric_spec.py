@@ -42,6 +42,7 @@ class FabricSpec:
     uop_queue_depth: int = 4
     mem_depth: int = 1024
     mac_depth: int = 256
+    pe_mem_depth: int = 0                   # words in every pe tile's memory bank (0: no bank)
     failed_tiles: frozenset = field(default_factory=frozenset)
     failed_links: frozenset = field(default_factory=frozenset)   # {((row, col), side)}, both ways
     # xbar tiles (rsn/fu_xbar.py): crossbar size and neuron arithmetic, the same for every one.
@@ -120,7 +121,7 @@ def _tile(source, what, value, rows, cols):
 def parse_fabric(data: dict, source: str = "fabric") -> FabricSpec:
     """Check a decoded description and build its :class:`FabricSpec`."""
     known = {"rows", "cols", "tiles", "host_ports", "data_width", "queue_depth", "uop_queue_depth",
-             "mem_depth", "mac_depth", "failed_tiles", "failed_links"} | set(_XBAR_FIELDS)
+             "mem_depth", "mac_depth", "pe_mem_depth", "failed_tiles", "failed_links"} | set(_XBAR_FIELDS)
     unknown = sorted(set(data) - known)
     if unknown:
         raise FabricError(f"{source}: unknown field(s) {unknown}; fields are {sorted(known)}")
@@ -175,6 +176,7 @@ def parse_fabric(data: dict, source: str = "fabric") -> FabricSpec:
         uop_queue_depth=_int(source, data, "uop_queue_depth", 4, 1, 64),
         mem_depth=_power_of_two(source, data, "mem_depth", 1024, 16, 4096),
         mac_depth=_int(source, data, "mac_depth", 256, 4, 4096),
+        pe_mem_depth=_pe_mem_depth(source, data),
         failed_tiles=failed_tiles, failed_links=frozenset(failed_links))
     _check_pe_width(source, spec)
     return _xbar_fields(source, data, spec)
@@ -188,6 +190,20 @@ def _check_pe_width(source, spec: FabricSpec):
     if any("pe" in row for row in spec.tiles) and spec.data_width != WIDTH:
         raise FabricError(f"{source}: data_width={spec.data_width} is not allowed with pe tiles; a pe "
                           f"tile computes on {WIDTH}-bit values, so set data_width = {WIDTH}")
+
+
+def _pe_mem_depth(source, data) -> int:
+    """Words in every pe tile's private memory bank (rsn/fu_pe.py), for LOAD and STORE: 0 (no
+    bank) or a power of two from 2 to 2048. A power of two because the PE's config window aliases
+    the bank by its low address bits; at most 2048 because the host preloads an array through the
+    window in one set of register writes, and a larger bank would need the page register switched
+    in between."""
+    value = data.get("pe_mem_depth", 0)
+    if (isinstance(value, bool) or not isinstance(value, int) or value < 0 or value == 1
+            or value > 2048 or value & (value - 1)):
+        raise FabricError(f"{source}: pe_mem_depth={value!r} is not allowed; use 0 (pe tiles without a "
+                          f"memory bank) or a power of two from 2 to 2048 (words per pe tile's bank)")
+    return value
 
 
 _XBAR_FIELDS = ("xbar_axons", "xbar_neurons", "xbar_banks", "xbar_preset", "xbar_weight_width",

@@ -18,4 +18,5 @@ def fu_parameters(kind: str, spec) -> dict:
     if kind == "xbar":
         return {"params": spec.xbar_params, "axons": spec.xbar_axons, "neurons": spec.xbar_neurons,
                 "banks": spec.xbar_banks}
-    return {"mem": {"mem_depth": spec.mem_depth}, "mac": {"mac_depth": spec.mac_depth}}.get(kind, {})
+    return {"mem": {"mem_depth": spec.mem_depth}, "mac": {"mac_depth": spec.mac_depth},
+            "pe": {"mem_depth": spec.pe_mem_depth}}.get(kind, {})

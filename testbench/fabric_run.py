@@ -73,10 +73,12 @@ def run_many_on_rtl(compiled_programs, *, profiles, seeds, case: str, max_cycles
     result_path = run_directory(case) / "result.jsonl"
     result_path.parent.mkdir(parents=True, exist_ok=True)
     result_path.unlink(missing_ok=True)
+    # A file, not the variable itself: the images of many runs exceed an environment string's limit.
+    config_path = result_path.parent / "runs.json"
+    config_path.write_text(json.dumps({"ports": [astuple(port) for port in ports], "runs": runs}))
     built = build_design(_fabric_key(spec), fabric)
     run_cocotb(built, "testbench.rsn.tb_fabric", case,
-               {"RIVULET_FABRIC_RUN": json.dumps({"ports": [astuple(port) for port in ports], "runs": runs}),
-                "RIVULET_FABRIC_RESULT": str(result_path)})
+               {"RIVULET_FABRIC_RUN": str(config_path), "RIVULET_FABRIC_RESULT": str(result_path)})
     records = sorted((json.loads(line) for line in result_path.read_text().splitlines()),
                      key=lambda record: record["index"])
     return [_result(record, layout) for record, layout in zip(records, layouts, strict=True)]

@@ -5,10 +5,11 @@ per case.
 count). ``--sim rtl`` lowers each case to an RSN program on ``pe`` tiles (``ripple_core.lower``)
 and runs all of them in one simulation of the Verilated fabric, with the stall profile's random
 host back-pressure; ``--sim both`` also runs each image on the fabric's golden model. A case
-passes on the fabric when the fabric finishes, its host outputs equal the case's ``expect`` and
+passes on the fabric when the fabric finishes, its host outputs equal the case's ``expect``,
 every PE's firing counter equals the golden model's firings for that operator (ordered dataflow
-fires each operator equally often whatever the timing). Graphs with LOAD or STORE run on the
-golden model only, with a message that says so.
+fires each operator equally often whatever the timing), and the words read back after the run
+(each memory PE's status, with the fault bit clear, and every STOREd array from its PE's bank)
+equal the case's ``expect``.
 """
 
 from pathlib import Path
@@ -19,7 +20,9 @@ from ripple_core.interp import AtomicError, DeadlockError, RunawayError
 from ripple_core.lower import LoweringError, check_lowerable, compile_lowering, lower_graph
 from ripple_core.riptide import load_graph, load_vectors, run_case
 from rsn.fabric_spec import DEFAULT_FABRIC, load_fabric
+from rsn.fu_pe import STATUS_FAULT, PeMemoryError
 from rsn.program import ProgramLoadError
+from rsn.readout import model_register_reads, register_reads, split_register_reads
 
 from .run_command import RunMismatch
 
@@ -90,10 +93,12 @@ def _run_model(path: Path, graph, cases, vectors, say) -> list:
     return results
 
 
-def fabric_problems(lowering, compiled, outputs: dict, firings: dict) -> list[str]:
+def fabric_problems(lowering, compiled, outputs: dict, firings: dict, reads: dict | None = None) -> list[str]:
     """What a fabric run (RTL or the fabric's golden model) got wrong: host outputs against the
-    case's ``expect``, each PE's firings against the golden model's, arrays that cannot change."""
+    case's ``expect``, each PE's firings against the golden model's, arrays that cannot change,
+    and ``reads`` (node -> the words the program's ``reads`` returned) against the case."""
     problems = list(lowering.array_problems)
+    problems += _read_problems(lowering, reads or {})
     for port, tokens in (lowering.program.expected or {}).items():
         got = outputs.get(port, [])
         if got != tokens:
@@ -107,6 +112,28 @@ def fabric_problems(lowering, compiled, outputs: dict, firings: dict) -> list[st
              if count and firings.get(tiles[name], 0) != count]
     if wrong:
         problems.append("PE firings differ from the golden model's: " + ", ".join(wrong))
+    return problems
+
+
+def _read_problems(lowering, reads: dict) -> list[str]:
+    """The status of each memory PE (fault bit) and the STOREd arrays read back from their banks."""
+    problems = []
+    for node, wanted in (lowering.program.expected_reads or {}).items():
+        got = list(reads.get(node, []))
+        if len(got) != len(wanted):
+            problems.append(f"{node}: {len(got)} words read back, expected {len(wanted)}")
+            continue
+        status, words = got[0], got[1:]
+        if status & STATUS_FAULT:
+            problems.append(f"{node} ({lowering.arrays[node]}): memory fault (status bit 4): a LOAD or "
+                            f"STORE address fell outside its bank")
+        elif status != wanted[0]:
+            problems.append(f"{node}: status register {status:#x}, expected {wanted[0]:#x}")
+        wrong = [k for k, (a, b) in enumerate(zip(words, wanted[1:], strict=True)) if a != b]
+        if wrong:
+            k = wrong[0]
+            problems.append(f"array {lowering.arrays[node]} (bank of {node}) differs at {len(wrong)} "
+                            f"word(s), first word {k}: got {words[k]}, expected {wanted[1 + k]}")
     return problems
 
 
@@ -136,37 +163,46 @@ def _run_fabric(path: Path, graph, cases, vectors, *, sim, say, fabric, seed, pr
         f"({max(len(c.program.graph.fu_nodes()) for c in compiled)} pe tiles at most); "
         f"stall profile {profile}, case k uses seed {seed}+k")
     say("   model cyc: the golden model at the fabric's queue depth; RTL cyc: the fabric's counter from "
-        "START to done, including the load of the image (its words arrive one per cycle at best)")
+        "START to done, including the load of the image (its words arrive one per cycle at best); "
+        "arrays: the STOREd arrays read back from the PEs' banks against the case's expect")
     rows = [[] for _ in cases]
     if sim == "both":
         for k, (lowering, image) in enumerate(zip(lowerings, compiled, strict=True)):
             try:
-                result = FabricModel(spec).run(image.image, lowering.program.host_inputs)
+                fabric_model = FabricModel(spec)
+                result = fabric_model.run(image.image, lowering.program.host_inputs)
+                reads = model_register_reads(fabric_model, image)
                 rows[k] += [f"fabric model: {p}" for p in
-                            fabric_problems(lowering, image, result.outputs, result.firings)]
-            except FabricDeadlock as error:
+                            fabric_problems(lowering, image, result.outputs, result.firings, reads)]
+            except (FabricDeadlock, PeMemoryError) as error:
                 rows[k].append(f"fabric model: {error}")
     say("== RTL (Verilator): one simulation for every case (the first run builds the fabric; that "
         "takes minutes)")
     try:
         rtl = run_many_on_rtl(compiled, profiles=[profile] * len(compiled),
                               seeds=[seed + k for k in range(len(compiled))],
-                              case=f"rivulet-run-{graph.name}-{variant}-{profile}-{seed}")
+                              case=f"rivulet-run-{graph.name}-{variant}-{profile}-{seed}",
+                              extra_reads=[register_reads(image) for image in compiled])
     except CocotbFailure as failure:
         raise RunMismatch(f"the RTL simulation failed: {failure}") from None
     say(f"   {'case':<5} {'origin':<10} {'result':<7} {'model cyc':>9} {'RTL cyc':>8} {'image':>6} "
-        f"{'firings':>8} {'PE firings':>11}")
+        f"{'firings':>8} {'PE firings':>11} {'arrays':>9}")
     failures = []
     for k, case in enumerate(cases):
         lowering, image, result = lowerings[k], compiled[k], rtl[k]
         outcome = run_case(graph, case, variant=variant, depth=spec.queue_depth, mem_latency=MEM_LATENCY)
         problems = [f"golden model: {p}" for p in outcome.problems] + rows[k]
-        problems += fabric_problems(lowering, image, result.outputs, result.firings)
+        reads = split_register_reads(image, result.extra)
+        problems += fabric_problems(lowering, image, result.outputs, result.firings, reads)
         firings_equal = not any("PE firings" in p for p in problems)
+        stored = sorted(lowering.arrays[node] for node, words in (lowering.program.reads or {}).items()
+                        if len(words) > 1)
+        arrays_equal = not _read_problems(lowering, reads)
         say(f"   {k:<5} {case.get('origin', '-'):<10} {'FAIL' if problems else 'pass':<7} "
             f"{lowering.model.cycles:>9} {result.cycles:>8} {len(image.image):>6} "
             f"{lowering.model.firings:>8} "
-            f"{'= model' if firings_equal else 'DIFFER':>11}")
+            f"{'= model' if firings_equal else 'DIFFER':>11} "
+            f"{('-' if not stored else '= expect' if arrays_equal else 'DIFFER'):>9}")
         for problem in problems:
             say(f"         {problem}")
         if problems:

@@ -4,19 +4,21 @@ fabric's golden model, and the Verilated fabric.
 
 References, none taken from the RTL or from the model under test:
 
-* the RipTide peer suite's cases (graphs without LOAD/STORE: simple and simple-mem, both
-  variants): their ``expect`` (no host output) and, since the suite's C kernels loop
-  ``b - a + 1`` times, the token counts and firings written as formulas of the loop count;
+* the RipTide peer suite's cases, all ten graphs: their ``expect`` (no host output; the arrays
+  nn-vadd, nn-relu and dmv store, read back from the PEs' banks) and, since the simple kernels
+  loop ``b - a + 1`` times, their token counts and firings written as formulas of the loop count;
 * the same suite graphs with their discarded return value exported to a host port (one STEER of
   the opposite polarity), against the C kernel's sum computed in Python;
-* two programs written with the builder (clamped_sum: STREAM, SGT, SELECT, CARRY, STEER, ADD;
-  maxof: SGT, STEER, MERGE, ORDER, ID, MUL), against their Python results.
+* three programs written with the builder (clamped_sum: STREAM, SGT, SELECT, CARRY, STEER, ADD;
+  maxof: SGT, STEER, MERGE, ORDER, ID, MUL; scaled_sum: LOAD with a sync slot, STORE, and the
+  sum of what it loads sent to a host port), against their Python results.
 
 On the RTL, per-PE firing counters must equal the golden model's firings: ordered dataflow fires
 each operator equally often whatever the timing (random host back-pressure, other buffering).
 """
 
 import copy
+import dataclasses
 import random
 from pathlib import Path
 
@@ -29,10 +31,11 @@ from ripple_core.riptide import load_graph, load_vectors
 from rsn import checks
 from rsn.checks import ProgramError
 from rsn.fabric_spec import FabricError, load_fabric, parse_fabric
-from rsn.fu_pe import decode_config
+from rsn.fu_pe import MEM_WINDOW, REG_ORIGIN, REG_PAGE, REG_STATUS, decode_config
 from rsn.graph import StreamGraph
 from rsn.model import FabricModel
 from rsn.place import PlaceError
+from rsn.readout import model_register_reads, register_reads, split_register_reads
 from testbench.cli import main
 from testbench.seeds import seeds_for
 from testbench.streams import PROFILES
@@ -40,6 +43,7 @@ from testbench.streams import PROFILES
 SUITE = Path(__file__).resolve().parents[3] / "shared" / "peer-suites" / "riptide"
 FABRIC = load_fabric(Path(__file__).resolve().parents[2] / "examples" / "fabrics" / "ripple.toml")
 NO_MEMORY_KERNELS = ("simple", "simple-mem")
+MEMORY_KERNELS = ("nn-vadd", "nn-relu", "dmv")
 VARIANTS = ("stream", "nostream")
 MASK = 0xFFFF_FFFF
 
@@ -108,6 +112,33 @@ def maxof_program():
 
 def maxof_case(x, y, k=1):
     return {"args": {"x": x, "y": y, "k": k}, "expect": {"max": [(max(x, y) * k) & MASK]}}
+
+
+def scaled_sum_program():
+    """B[i] = A[i] * k for i < n, and the sum of the A[i] to a host port. Each LOAD of A waits
+    for the STORE of the previous index (a sync slot fed by a CARRY of the done tokens), so the
+    LOAD uses all three of its slots."""
+    b = Builder("scaled_sum")
+    index, flag = b.stream(b.const(0), b.scalar("n", hold=False), b.const(1), cmp="SLT", pred=False,
+                           name="loop")
+    done_next = b.wire("done_next")
+    after = b.carry(flag, b.const(1), done_next, pred=False, name="after")
+    value = b.load(b.array("A"), index, b.steer(flag, after, pred=False, name="sync"), name="fetch")
+    done_next.bind(b.store(b.array("B"), index, b.mul(value, b.scalar("k"), name="scale"), name="put"))
+    acc_next = b.wire("acc_next")
+    acc = b.carry(flag, b.const(0), acc_next, pred=False, name="acc")
+    acc_next.bind(b.add(b.steer(flag, acc, pred=False, name="running"), value, name="sum"))
+    b.sink("total", b.steer(flag, acc, pred=True, name="exit"))
+    return b.build()
+
+
+def scaled_sum_case(values, n, k, tail=2):
+    """``values`` in A; B starts as ``tail`` extra words of -1 beyond n, which must stay."""
+    A, B = list(values), [7] * n + [-1] * tail
+    A += [0] * (len(B) - len(A))
+    return {"args": {"n": n, "k": k}, "mem": {"A": A, "B": B},
+            "expect": {"A": A, "B": [(a * k) & MASK for a in A[:n]] + [-1] * tail,
+                       "total": [sum(A[:n]) & MASK]}}
 
 
 # --- the fabric description and the cycle check ---------------------------------------------
@@ -219,11 +250,6 @@ def test_the_reference_is_the_case_not_the_model():
 
 
 def test_lowering_errors_name_the_node():
-    b = Builder("mem")
-    b.sink("out", b.load(b.array("A"), b.const(0), name="fetch"))
-    with pytest.raises(LoweringError, match=r"node 'fetch' \(LOAD\): LOAD is a memory operation .* "
-                                            r"not on the RTL fabric yet"):
-        lower_graph(b.build(), {"mem": {"A": [1]}, "expect": {"out": [1]}}, FABRIC)
     b = Builder("queued")
     (value,) = b.queue(b.const(1), depth=2, name="q")
     b.sink("out", value)
@@ -248,17 +274,122 @@ def test_leftover_tokens_are_refused():
 
 
 @needs_suite
-def test_a_graph_with_memory_or_too_big_says_so(capsys):
-    with pytest.raises(LoweringError, match=r"node .v\d+. \((LOAD|STORE)"):
-        lower_graph(suite_graph("nn-relu", "stream"), suite_cases("nn-relu")[0], FABRIC)
-    small = parse_fabric({"rows": 2, "cols": 3, "tiles": ["pe pe pe"] * 2})    # ripple.toml is 2x4
+def test_a_graph_too_big_for_the_fabric_says_so():
+    small = parse_fabric({"rows": 2, "cols": 3, "tiles": ["pe pe pe"] * 2})
     lowering = lower_graph(suite_graph("simple", "nostream"), suite_cases("simple")[0], small)
     with pytest.raises(PlaceError, match=r"7 unpinned pe node\(s\) need a pe tile but only 6"):
         compile_lowering(lowering, small)
-    argv = ["run", str(SUITE / "nn-relu.riptide.json"), "--vectors", str(SUITE / "nn-relu.vectors.json")]
-    assert main(argv + ["--sim", "rtl"]) == 2
-    assert "LOAD is a memory operation (pe tiles have no memory port yet); it is not on the RTL fabric " \
-           "yet, so this graph runs only on the golden model (--sim model)" in capsys.readouterr().err
+
+
+# --- memory: LOAD and STORE on a PE's bank ----------------------------------------------------
+
+@needs_suite
+def test_memory_nodes_get_their_array_in_their_bank():
+    """dmv case 2: A (6 words) at 0, B (3) at 6, Z (2) at 9. Each LOAD/STORE PE's origin is its
+    array's base, its bank is preloaded through the window, and the program reads back the
+    status of every memory PE and Z, the array the STORE writes, against the case's expect."""
+    case = suite_cases("dmv")[2]
+    assert {name: len(words) for name, words in case["mem"].items()} == {"A": 6, "B": 3, "Z": 2}
+    lowering = lower_graph(suite_graph("dmv", "stream"), case, FABRIC)
+    assert lowering.arrays == {"v13": "Z", "v18": "A", "v19": "B"}
+    words = lowering.program.memories
+    for node, base in (("v18", 0), ("v19", 6), ("v13", 9)):
+        array = case["mem"][lowering.arrays[node]]
+        assert words[node][REG_ORIGIN] == base and words[node][REG_PAGE] == 0
+        assert [words[node][MEM_WINDOW + k] for k in range(len(array))] == [v & MASK for v in array]
+        assert MEM_WINDOW + len(array) not in words[node]
+        assert words[node][1] == base                  # slot 0, the base, holds the pointer argument
+    assert decode_config(words["v18"][0])["slots"] == ("hold", "edge", "hold")   # LOAD, no sync
+    assert decode_config(words["v18"][0])["drop"] == (1,)                         # its done token
+    assert decode_config(words["v13"][0])["slots"] == ("hold", "edge", "edge")   # STORE
+    assert lowering.program.reads == {
+        "v18": [(REG_STATUS, None)], "v19": [(REG_STATUS, None)],
+        "v13": [(REG_STATUS, None), (MEM_WINDOW, None), (MEM_WINDOW + 1, None)]}
+    status_load, status_store = 1 | 2 | 8, 1 | 2      # first state, hold slots armed, no fault
+    assert lowering.program.expected_reads == {
+        "v18": [status_load], "v19": [status_load],
+        "v13": [status_store] + [v & MASK for v in case["expect"]["Z"]]}
+    assert case["expect"]["Z"] != case["mem"]["Z"] and not lowering.array_problems
+
+
+@needs_suite
+def test_the_read_back_reference_is_the_case_not_the_model():
+    case = copy.deepcopy(suite_cases("nn-relu")[1])
+    case["expect"]["dest"][0] += 1
+    lowering = lower_graph(suite_graph("nn-relu", "stream"), case, FABRIC)
+    (store,) = [node for node, array in lowering.arrays.items() if array == "dest"]
+    assert lowering.program.expected_reads[store][1:] == [v & MASK for v in case["expect"]["dest"]]
+    case["expect"]["src"][0] += 1           # a loaded array the fabric cannot change
+    assert lower_graph(suite_graph("nn-relu", "stream"), case, FABRIC).array_problems == [
+        "array src: the case expects it to change, but no STORE writes it in this case, so it keeps "
+        "its initial contents"]
+
+
+def test_read_back_words_and_the_fault_bit_are_checked():
+    from testbench.ripple_run import fabric_problems
+
+    case = scaled_sum_case([3, -4, 5], 3, 2)
+    lowering = lower_graph(scaled_sum_program(), case, FABRIC)
+    compiled = compile_lowering(lowering, FABRIC)
+    tiles = compiled.routing.placement.tiles
+    firings = {tiles[name]: count for name, count in lowering.firings.items() if count}
+    good = dict(lowering.program.expected_reads)
+    assert good == {"fetch": [1 | 2], "put": [1 | 2, 6, MASK - 7, 10, MASK, MASK]}
+    assert fabric_problems(lowering, compiled, {"out0": [4]}, firings, good) == []
+    assert fabric_problems(lowering, compiled, {"out0": [4]}, firings,
+                           {**good, "put": [1 | 2, 6, 8, 10, MASK, MASK]}) == [
+        "array B (bank of put) differs at 1 word(s), first word 1: got 8, expected 4294967288"]
+    assert fabric_problems(lowering, compiled, {"out0": [4]}, firings, {**good, "fetch": [1 | 2 | 16]}) == [
+        "fetch (A): memory fault (status bit 4): a LOAD or STORE address fell outside its bank"]
+
+
+def test_memory_shapes_private_banks_cannot_serve_are_refused():
+    b = Builder("twice")
+    index, _ = b.stream(b.const(0), b.const(2), b.const(1), cmp="SLT", pred=False)
+    first = b.load(b.array("A"), index, name="first")
+    b.sink("out", b.add(first, b.load(b.array("A"), index, name="second")))
+    with pytest.raises(LoweringError, match=r"node 'second' \(LOAD\) and node 'first' \(LOAD\) both access "
+                                            r"array 'A'; a pe tile's memory bank is private"):
+        lower_graph(b.build(), {"mem": {"A": [1, 2]}, "expect": {"out": [2, 4]}}, FABRIC)
+    b = Builder("computed")
+    b.sink("out", b.load(b.add(b.array("A"), b.const(1)), b.const(0), name="fetch"))
+    with pytest.raises(LoweringError, match=r"node 'fetch' \(LOAD\): its base is .*; on pe tiles a LOAD's "
+                                            r"base must be an array's pointer argument with hold"):
+        lower_graph(b.build(), {"mem": {"A": [1, 2]}, "expect": {"out": [2]}}, FABRIC)
+    b = Builder("synced")
+    b.store(b.array("A"), b.const(0), b.const(5), b.const(1), name="put")
+    with pytest.raises(LoweringError, match=r"node 'put' \(STORE\): a STORE with a sync slot needs 4 "
+                                            r"operand slots and a pe tile has 3; order the STORE through an "
+                                            r"ORDER"):
+        lower_graph(b.build(), {"mem": {"A": [0]}, "expect": {"A": [5]}}, FABRIC)
+
+
+@needs_suite
+def test_banks_too_small_or_missing_say_which_field(tmp_path, capsys):
+    graph, case = suite_graph("nn-vadd", "stream"), suite_cases("nn-vadd")[5]
+    assert len(case["mem"]["src"]) == 50
+    small = dataclasses.replace(FABRIC, pe_mem_depth=32)
+    with pytest.raises(LoweringError, match=r"array 'weight' has 50 words in this case, but a pe tile's "
+                                            r"bank holds 32 \(pe_mem_depth\); node 'v0' \(LOAD, %2\) needs "
+                                            r"the whole array in its bank, so raise pe_mem_depth to at "
+                                            r"least 64"):
+        lower_graph(graph, case, small)
+    with pytest.raises(LoweringError, match=r"node 'v0' \(LOAD, %2\) needs a memory bank, but the fabric's "
+                                            r"pe tiles have none \(pe_mem_depth = 0\); set pe_mem_depth"):
+        lower_graph(graph, case, dataclasses.replace(FABRIC, pe_mem_depth=0))
+    for value in (1, 48, 4096, -2, True):
+        with pytest.raises(FabricError, match=rf"x.toml: pe_mem_depth={value!r} is not allowed; use 0 \(pe "
+                                              rf"tiles without a memory bank\) or a power of two from 2 to "
+                                              rf"2048"):
+            parse_fabric({"rows": 1, "cols": 1, "tiles": ["pe"], "pe_mem_depth": value}, "x.toml")
+    fabric = (Path(__file__).resolve().parents[2] / "examples" / "fabrics" / "ripple.toml").read_text()
+    bankless = tmp_path / "bankless.toml"
+    bankless.write_text(fabric.replace("pe_mem_depth = 64", "pe_mem_depth = 0"))
+    argv = ["run", str(SUITE / "nn-relu.riptide.json"), "--vectors", str(SUITE / "nn-relu.vectors.json"),
+            "--sim", "rtl", "--fabric", str(bankless)]
+    assert main(argv) == 2
+    assert "case 0: nn_relu: node 'v4' (LOAD, %1) needs a memory bank, but the fabric's pe tiles have none " \
+           "(pe_mem_depth = 0)" in capsys.readouterr().err
 
 
 # --- the fabric's golden model --------------------------------------------------------------
@@ -275,7 +406,16 @@ def _programs(seed: int):
                 runs.append((f"{kernel}/{variant} case {k}", graph, case))
                 runs.append((f"{kernel}/{variant} case {k} exported", exported,
                              {**case, "expect": {"result": [kernel_sum(kernel, case["args"])]}}))
+    for kernel in MEMORY_KERNELS:
+        for variant in VARIANTS:
+            graph = suite_graph(kernel, variant)
+            for k, case in enumerate(suite_cases(kernel)):
+                runs.append((f"{kernel}/{variant} case {k}", graph, case))
     for _ in range(2):
+        n = rng.randint(0, 12)
+        runs.append((f"scaled_sum seed {seed}", scaled_sum_program(),
+                     scaled_sum_case([rng.randint(-2**31, 2**31 - 1) for _ in range(n)], n,
+                                     rng.randint(-5, 5), tail=rng.randint(0, 3))))
         a = rng.randint(-20, 20)
         runs.append((f"clamped_sum seed {seed}", clamped_sum_program(),
                      clamped_sum_case(a, a + rng.randint(1, 20), rng.randint(-25, 25))))
@@ -285,10 +425,11 @@ def _programs(seed: int):
     return runs
 
 
-def _check(label, lowering, compiled, outputs, firings):
+def _check(label, lowering, compiled, outputs, firings, reads):
     assert not lowering.array_problems, label
     for port, tokens in lowering.program.expected.items():
         assert outputs.get(port, []) == tokens, f"{label}: host port {port}"
+    assert reads == lowering.program.expected_reads, f"{label}: status and arrays read back"
     tiles = compiled.routing.placement.tiles
     assert {name: firings[tiles[name]] for name in lowering.program.graph.nodes if name in tiles
             and not lowering.program.graph.nodes[name].is_host} == \
@@ -302,18 +443,21 @@ def test_fabric_golden_model_runs_every_lowered_case():
         for label, graph, case in _programs(seed):
             lowering = lower_graph(graph, case, FABRIC, name=label.replace(" ", "_"))
             compiled = compile_lowering(lowering, FABRIC, seed=seed)
-            result = FabricModel(FABRIC).run(compiled.image, lowering.program.host_inputs)
+            fabric_model = FabricModel(FABRIC)
+            result = fabric_model.run(compiled.image, lowering.program.host_inputs)
             assert result.done, label
-            _check(label, lowering, compiled, result.outputs, result.firings)
+            _check(label, lowering, compiled, result.outputs, result.firings,
+                   model_register_reads(fabric_model, compiled))
 
 
 # --- the Verilated fabric -------------------------------------------------------------------
 
 @needs_suite
 @pytest.mark.verilator
-def test_rtl_runs_every_case_without_memory():
-    """One fabric build, one simulation: every suite case without memory (both variants, plain and
-    with the result exported) and the builder programs, each under a random stall profile."""
+def test_rtl_runs_every_suite_case():
+    """One fabric build, one simulation: every case of the ten suite graphs (the graphs without
+    memory also with their result exported) and the builder programs, each under a random stall
+    profile: host outputs, per-PE firings, and the memory PEs' status and STOREd arrays."""
     from testbench.fabric_run import run_many_on_rtl
 
     (seed,) = seeds_for("ripple-lower-rtl", count=1)
@@ -328,11 +472,12 @@ def test_rtl_runs_every_case_without_memory():
         profiles.append(rng.choice(list(PROFILES)))
         seeds.append(run_seed)
     print(f"ripple rtl runs (seed={seed}):", list(zip(labels, profiles, seeds, strict=True)))
-    results = run_many_on_rtl(compiled_programs, profiles=profiles, seeds=seeds, case="ripple-lower-rtl")
+    results = run_many_on_rtl(compiled_programs, profiles=profiles, seeds=seeds, case="ripple-lower-rtl",
+                              extra_reads=[register_reads(compiled) for compiled in compiled_programs])
     for label, lowering, compiled, result, profile, run_seed in zip(
             labels, lowerings, compiled_programs, results, profiles, seeds, strict=True):
         _check(f"{label} profile={profile} seed={run_seed}", lowering, compiled, result.outputs,
-               result.firings)
+               result.firings, split_register_reads(compiled, result.extra))
         assert result.done_cycle is not None and result.cycles > lowering.model.cycles
 
 
@@ -341,12 +486,13 @@ def test_rtl_runs_every_case_without_memory():
 def test_rivulet_run_sim_both_on_a_suite_graph(capsys):
     (seed,) = seeds_for("ripple-cli-rtl", count=1)
     print(f"rivulet run --sim both, seed={seed}")
-    argv = ["run", str(SUITE / "simple-mem.riptide.nostream.json"), "--vectors",
-            str(SUITE / "simple-mem.vectors.json"), "--sim", "both", "--seed", str(seed % 10_000)]
+    argv = ["run", str(SUITE / "nn-relu.riptide.nostream.json"), "--vectors",
+            str(SUITE / "nn-relu.vectors.json"), "--sim", "both", "--seed", str(seed % 10_000)]
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert "all 6 cases pass on the RTL and on the fabric's golden model" in out
     assert out.count("= model") == 6
+    assert out.count("= expect") == 5           # case 0 has size 0: its STORE never fires
 
 
 def test_a_fabric_run_with_other_firings_or_outputs_fails():

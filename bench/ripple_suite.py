@@ -1,0 +1,140 @@
+"""The RipTide peer suite on the Verilated fabric of pe tiles: RTL cycles against the suite's steps.
+
+``python -m bench.ripple_suite`` lowers every case of the ten suite graphs (simple, simple-mem,
+nn-vadd, nn-relu, dmv; STREAM and no-STREAM variants) onto examples/fabrics/ripple.toml, runs all
+of them in one simulation of the fabric (one build), and records per case:
+
+* ``reference_steps``: the suite's step count (idealised: unbounded queues, no latency);
+* ``model_cycles``: the Ripple golden model at the fabric's queue depth, memory latency 1;
+* ``rtl_cycles``: the fabric's cycle counter from START to ``done``, which includes loading the
+  image (``image_words``, at most one word per cycle; the banks' preloads are part of it);
+* whether the case passed: host outputs, per-PE firings equal to the model's, the memory PEs'
+  status (no fault) and the STOREd arrays equal to the case's ``expect``.
+
+The suite graphs have no host stream, so the stall profile does not matter; the runs use
+``no_stall``. Writes bench/results/ripple_suite.json and ripple_suite.md.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from pathlib import Path
+
+from ripple_core.lower import compile_lowering, lower_graph
+from ripple_core.riptide import load_graph, load_vectors
+from rsn.fabric_spec import load_fabric
+from rsn.readout import register_reads, split_register_reads
+from testbench.fabric_run import run_many_on_rtl
+from testbench.ripple_run import RIPPLE_FABRIC, fabric_problems
+
+__all__ = ["SUITE", "KERNELS", "measure", "markdown", "main"]
+
+REPO = Path(__file__).resolve().parents[1]
+RESULTS = REPO / "bench" / "results"
+SUITE = REPO.parent / "shared" / "peer-suites" / "riptide"
+KERNELS = ("simple", "simple-mem", "nn-vadd", "nn-relu", "dmv")
+VARIANTS = ("stream", "nostream")
+PROFILE, SEED = "no_stall", 1
+
+
+def git(*args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True)
+    return done.stdout.strip() if done.returncode == 0 else "unknown"
+
+
+def measure(suite: Path = SUITE, fabric: Path = RIPPLE_FABRIC) -> dict:
+    """Every graph-case pair of the suite on the RTL fabric, in one simulation."""
+    spec = load_fabric(fabric)
+    runs = []
+    for kernel in KERNELS:
+        cases = load_vectors(suite / f"{kernel}.vectors.json")
+        for variant in VARIANTS:
+            graph = load_graph(suite / f"{kernel}.riptide{'.nostream' if variant == 'nostream' else ''}.json")
+            for k, case in enumerate(cases):
+                lowering = lower_graph(graph, case, spec, name=f"{kernel}-{variant}-case{k}")
+                runs.append((kernel, variant, k, case, lowering, compile_lowering(lowering, spec, seed=SEED)))
+    started = time.monotonic()
+    results = run_many_on_rtl([run[5] for run in runs], profiles=[PROFILE] * len(runs),
+                              seeds=[SEED] * len(runs), case="bench-ripple-suite",
+                              extra_reads=[register_reads(run[5]) for run in runs])
+    wall = time.monotonic() - started
+    rows = []
+    for (kernel, variant, k, case, lowering, compiled), result in zip(runs, results, strict=True):
+        reads = split_register_reads(compiled, result.extra)
+        problems = fabric_problems(lowering, compiled, result.outputs, result.firings, reads)
+        rows.append({"kernel": kernel, "variant": variant, "case": k, "origin": case.get("origin"),
+                     "passed": not problems and result.done_cycle is not None, "problems": problems,
+                     "reference_steps": case["reference_steps"][variant],
+                     "model_cycles": lowering.model.cycles, "rtl_cycles": result.cycles,
+                     "image_words": len(compiled.image), "pe_tiles": len(compiled.program.graph.fu_nodes()),
+                     "firings": lowering.model.firings})
+    settings = {"fabric": str(fabric.relative_to(REPO)) if fabric.is_relative_to(REPO) else fabric.name,
+                "rows": spec.rows, "cols": spec.cols, "queue_depth": spec.queue_depth,
+                "pe_mem_depth": spec.pe_mem_depth, "profile": PROFILE, "seed": SEED,
+                "git_revision": git("rev-parse", "--short", "HEAD"), "simulation_seconds": round(wall, 1)}
+    return {"settings": settings, "runs": rows}
+
+
+def _span(values) -> str:
+    low, high = min(values), max(values)
+    return str(low) if low == high else f"{low} / {high}"
+
+
+def markdown(report: dict) -> str:
+    settings, rows = report["settings"], report["runs"]
+    lines = [
+        "# The RipTide peer suite on the RTL fabric",
+        "",
+        f"Every case of the ten suite graphs lowered onto `{settings['fabric']}` ({settings['rows']}x"
+        f"{settings['cols']} pe tiles, queue depth {settings['queue_depth']}, "
+        f"{settings['pe_mem_depth']}-word banks) and run in one simulation of the Verilated fabric "
+        f"(stall profile {settings['profile']}, seed {settings['seed']}; git {settings['git_revision']}). "
+        f"Steps: the suite's idealised step count. "
+        f"Model: the Ripple golden model's cycles at the fabric's queue depth. RTL: the fabric's cycle "
+        f"counter from START to done, including the image load (image words arrive at most one per cycle).",
+        "",
+        "## Per graph (min / max over cases)",
+        "",
+        "| graph | cases passed | steps | model cycles | RTL cycles | image words | RTL / steps |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for kernel in KERNELS:
+        for variant in VARIANTS:
+            group = [row for row in rows if row["kernel"] == kernel and row["variant"] == variant]
+            ratios = [row["rtl_cycles"] / row["reference_steps"] for row in group]
+            lines.append(f"| {kernel} ({'STREAM' if variant == 'stream' else 'no STREAM'}) | "
+                         f"{sum(row['passed'] for row in group)} / {len(group)} | "
+                         f"{_span([r['reference_steps'] for r in group])} | "
+                         f"{_span([r['model_cycles'] for r in group])} | "
+                         f"{_span([r['rtl_cycles'] for r in group])} | "
+                         f"{_span([r['image_words'] for r in group])} | "
+                         f"{min(ratios):.1f} / {max(ratios):.1f} |")
+    lines += ["", "## Every case", "",
+              "| graph | case | origin | passed | steps | model cycles | RTL cycles | image words "
+              "| pe tiles |",
+              "|---|---:|---|---|---:|---:|---:|---:|---:|"]
+    for row in rows:
+        lines.append(f"| {row['kernel']} ({row['variant']}) | {row['case']} | {row['origin']} | "
+                     f"{'yes' if row['passed'] else 'NO'} | {row['reference_steps']} | "
+                     f"{row['model_cycles']} | "
+                     f"{row['rtl_cycles']} | {row['image_words']} | {row['pe_tiles']} |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    report = measure()
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "ripple_suite.json").write_text(json.dumps(report, indent=1) + "\n")
+    (RESULTS / "ripple_suite.md").write_text(markdown(report))
+    failed = [row for row in report["runs"] if not row["passed"]]
+    print(markdown(report).split("## Every case")[0])
+    for row in failed:
+        print(f"FAILED {row['kernel']} ({row['variant']}) case {row['case']}: {'; '.join(row['problems'])}")
+    print(f"wrote {RESULTS / 'ripple_suite.json'} and {RESULTS / 'ripple_suite.md'}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
