@@ -6,6 +6,7 @@ lock makes parallel pytest workers share one build instead of racing; the Verilo
 the cache key, so a changed generator always rebuilds.
 """
 
+import contextlib
 import fcntl
 import hashlib
 import os
@@ -60,6 +61,32 @@ def _safe_name(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.=-]+", "_", text).strip("_")
 
 
+# Above this much Verilog, compiling the model with optimisation takes longer than the tests
+# then spend simulating it (the 30-tile ripple fabric: its suite test took 10 min with -Os,
+# 5 min with -O0, on two idle cores).
+LARGE_DESIGN_BYTES = 4_000_000
+
+
+@contextlib.contextmanager
+def _compiler_optimisation(verilog_bytes: int):
+    """Compile large models without C++ optimisation, through make's command-line variables."""
+    if verilog_bytes <= LARGE_DESIGN_BYTES:
+        yield
+        return
+    previous = os.environ.get("MAKEFLAGS")      # set when the tests run under `make test`
+    assignments = "OPT_FAST=-O0 OPT_GLOBAL=-O0"
+    if previous and " -- " not in f" {previous} ":
+        assignments = f"-- {assignments}"       # after make's own flags, as make writes them
+    os.environ["MAKEFLAGS"] = " ".join(filter(None, [previous, assignments]))
+    try:
+        yield
+    finally:
+        if previous is None:
+            del os.environ["MAKEFLAGS"]
+        else:
+            os.environ["MAKEFLAGS"] = previous
+
+
 def build_design(key: str, component, *, wrap: bool = True) -> VerilatedDesign:
     """Convert ``component`` (wrapped to have a clock) and build it with Verilator, once.
 
@@ -82,10 +109,11 @@ def build_design(key: str, component, *, wrap: bool = True) -> VerilatedDesign:
             build_dir.mkdir(parents=True, exist_ok=True)
             source = build_dir / "top.v"
             source.write_text(text)
-            get_runner("verilator").build(
-                sources=[source], hdl_toplevel="top", build_dir=build_dir, always=True,
-                build_args=["-Wno-fatal", *(_trace_args() if waves else [])], waves=waves,
-                log_file=build_dir / "build.log")
+            with _compiler_optimisation(len(text)):
+                get_runner("verilator").build(
+                    sources=[source], hdl_toplevel="top", build_dir=build_dir, always=True,
+                    build_args=["-Wno-fatal", *(_trace_args() if waves else [])], waves=waves,
+                    log_file=build_dir / "build.log")
             stamp.write_text(digest)
     return VerilatedDesign(key, build_dir)
 
