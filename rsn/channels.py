@@ -7,6 +7,8 @@ that would deadlock in hardware for lack of buffering deadlocks in the model too
 
 from collections import deque
 
+from .isa import IsaError
+
 __all__ = ["Channel", "UnitModel"]
 
 
@@ -47,18 +49,33 @@ class UnitModel:
     whether it did; the fabric model calls it until no unit can move (finished or deadlocked).
     """
 
+    # A FU kind whose micro-op carries a count (beats, firings, steps) names the field here;
+    # ``load`` refuses a count of 0, which the RTL would run as the field's full range.
+    KIND = "unit"
+    COUNT_FIELD: str | None = None
+
     def __init__(self):
         self.uops = deque()
+        self.current = None         # the decoded micro-op in progress
         self.finished = False
         self.firings = 0
 
     def load(self, uops):
+        uops = list(uops)
+        for uop in uops:
+            self.check_uop(uop)
         self.uops.extend(uops)
+
+    def check_uop(self, uop: dict):
+        """Raise :class:`rsn.isa.IsaError` for a micro-op this unit refuses."""
+        field = self.COUNT_FIELD
+        if field is not None and uop[field] < 1:
+            raise IsaError(f"{self.KIND} micro-op {field}={uop[field]}: a count of 0 is not allowed")
 
     @property
     def busy(self) -> bool:
         """A micro-op is waiting or in progress."""
-        raise NotImplementedError
+        return self.current is not None or bool(self.uops)
 
     def step(self, inputs: list[Channel], outputs: list[Channel]) -> bool:
         raise NotImplementedError

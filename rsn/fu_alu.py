@@ -39,7 +39,7 @@ from hw.params import check_int
 
 from .channels import Channel, UnitModel
 from .fu import FuKind, fu_signature
-from .isa import AluUop, IsaError
+from .isa import AluUop
 
 __all__ = ["LATENCY", "AluFu", "AluModel", "alu_result", "count_status", "ALU_KIND"]
 
@@ -159,22 +159,12 @@ class AluModel(UnitModel):
     One call of :meth:`step` moves one input token to the output, or nothing.
     """
 
+    KIND, COUNT_FIELD = "alu", "beats"
+
     def __init__(self, width: int = 32):
         super().__init__()
         self.width = width
-        self.current = None         # the decoded micro-op in progress
         self.beats_left = 0
-
-    def load(self, uops):
-        uops = list(uops)
-        for uop in uops:
-            if uop["beats"] < 1:
-                raise IsaError(f"alu micro-op beats={uop['beats']}: a count of 0 is not allowed")
-        super().load(uops)
-
-    @property
-    def busy(self) -> bool:
-        return self.current is not None or bool(self.uops)
 
     def step(self, inputs: list[Channel], outputs: list[Channel]) -> bool:
         if self.current is None:

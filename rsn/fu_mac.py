@@ -247,18 +247,11 @@ class MacModel(UnitModel):
         super().__init__()
         self.width, self.mac_depth = width, mac_depth
         self.buffer = [0] * mac_depth
-        self.current = None         # the decoded micro-op in progress
         self.index = 0              # k within the row
         self.rows_done = 0
         self.sum = 0
 
-    def load(self, uops):
-        uops = list(uops)
-        for uop in uops:
-            self._check(uop)
-        super().load(uops)
-
-    def _check(self, uop):
+    def check_uop(self, uop):
         mode, length = uop["mode"], uop["length"]
         if length < 1:
             raise IsaError(f"mac {mode.name} length=0: a count of 0 is not allowed")
@@ -267,10 +260,6 @@ class MacModel(UnitModel):
         if mode in (MacMode.LOAD, MacMode.DOT) and length > self.mac_depth:
             raise IsaError(f"mac {mode.name} length={length} exceeds the buffer (mac_depth="
                            f"{self.mac_depth})")
-
-    @property
-    def busy(self) -> bool:
-        return self.current is not None or bool(self.uops)
 
     def step(self, inputs: list[Channel], outputs: list[Channel]) -> bool:
         if self.current is None:

@@ -90,7 +90,7 @@ from .channels import Channel, UnitModel
 from .dataflow_ops import LOAD_VALUE, STREAM_COMPARES, make_operator, wrap
 from .fu import ConfigBus, FuKind, fu_signature
 from .fu_alu import count_status
-from .isa import IsaError, PeUop
+from .isa import PeUop
 
 __all__ = ["PeOp", "SlotKind", "StreamCmp", "PE_CONFIG", "PE_OPS", "WIDTH", "N_SLOTS", "N_PORTS",
            "REG_CONFIG", "REG_CONST", "REG_STATUS", "REG_ORIGIN", "REG_FAULT", "REG_PAGE", "MEM_WINDOW",
@@ -662,6 +662,8 @@ class PeModel(UnitModel):
     here, so status bit 4 and the fault register read 0). ``name`` names the PE in errors.
     """
 
+    KIND, COUNT_FIELD = "pe", "firings"
+
     def __init__(self, width: int = WIDTH, mem_depth: int = 0, *, name: str = "pe"):
         super().__init__()
         if width != WIDTH:
@@ -671,7 +673,7 @@ class PeModel(UnitModel):
         self.memory = [0] * mem_depth
         self.origin, self.page = 0, 0
         self.word, self.constants, self.armed = 0, [0] * N_SLOTS, [False] * N_SLOTS
-        self.current, self.left = None, 0
+        self.left = 0
         self._configure(0)
 
     def _configure(self, word: int):
@@ -726,17 +728,6 @@ class PeModel(UnitModel):
                                 f"memory bank (flat addresses {self.origin}..{last}: origin "
                                 f"{self.origin}, mem_depth {self.mem_depth})")
         return word
-
-    def load(self, uops):
-        uops = list(uops)
-        for uop in uops:
-            if uop["firings"] < 1:
-                raise IsaError(f"pe micro-op firings={uop['firings']}: a count of 0 is not allowed")
-        super().load(uops)
-
-    @property
-    def busy(self) -> bool:
-        return self.current is not None or bool(self.uops)
 
     def step(self, inputs: list[Channel], outputs: list[Channel]) -> bool:
         if self.current is None:

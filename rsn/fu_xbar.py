@@ -74,7 +74,7 @@ from hw.params import ParameterError, check_int
 from .channels import Channel, UnitModel
 from .fu import FuKind, fu_signature
 from .fu_alu import count_status
-from .isa import REGISTERS, IsaError, XbarUop
+from .isa import REGISTERS, XbarUop
 
 __all__ = ["XbarFu", "XbarModel", "XbarAddressMap", "XBAR_KIND", "LATENCY", "END_WORD", "aer_word",
            "aer_decode", "aer_width", "xbar_params", "PRESETS", "STORAGE_WORDS"]
@@ -357,6 +357,8 @@ class XbarModel(UnitModel):
     runs the timestep on the crossbar model and queues its spikes and end-of-step word.
     """
 
+    KIND, COUNT_FIELD = "xbar", "steps"
+
     def __init__(self, width: int = 32, *, params: LifParams | None = None, axons: int = 16,
                  neurons: int = 16, banks: int = 4):
         super().__init__()
@@ -364,7 +366,6 @@ class XbarModel(UnitModel):
         self.params = params or xbar_params()
         self.map = XbarAddressMap(self.params, axons, neurons, banks)
         self.crossbar = LifCrossbarModel(np.zeros((axons, neurons), dtype=np.int64), self.params)
-        self.current = None
         self.steps_left = 0
         self.port = 0
         self.events: list[int] = []
@@ -373,13 +374,6 @@ class XbarModel(UnitModel):
         self.latch = [0] * banks
         self._stage_w = [0] * self.map.words_per_group
         self._stage_m = [0] * banks
-
-    def load(self, uops):
-        uops = list(uops)
-        for uop in uops:
-            if uop["steps"] < 1:
-                raise IsaError(f"xbar micro-op steps={uop['steps']}: a count of 0 is not allowed")
-        super().load(uops)
 
     @property
     def busy(self) -> bool:
