@@ -57,6 +57,20 @@ Architecture
   aliased through the whole window, and a 4096-word bank needs the page register for its upper
   half. The host preloads an array by writing the window before the run and reads it back after.
 
+* **Ripple's operators** (docs/ripple.md, "Ripple's operators in hardware"). ``ARB``: a
+  round-robin merge of the slots that have a token, from the slot after the last grant (a
+  ``const`` slot never armed is an absent source). ``TASK``: dispatch of slot 0's arguments on
+  ``o[0]``; with ``pred`` (``ind``) whenever there is room, without it one at a time, a token on
+  slot 1 returning the one credit (before any dispatch). With a bank only: ``QUEUE`` keeps its
+  tokens in the bank as a ring: slot 0's tokens enter while fewer than the depth (register 8)
+  are queued, or, with ``pred`` (spill), while the bank has room; a firing dequeues one, as a
+  LOAD's word. Words beyond the depth are spill traffic, counted in registers 9 and 10.
+  ``LOCK`` is the atomic directory of one ACQUIRE site (slot 0 to ``o[0]``) and one RELEASE
+  site (slots 1 and 2, address and sync, to ``o[1]``), with :data:`LOCK_ENTRIES` entries.
+  ``LDST`` serves a LOAD site (slot 0, a word offset, to ``o[0]``) and a STORE site (slots 1 and
+  2, offset and value, to ``o[1]``) on the one array in the bank. In LOCK and LDST the second
+  site goes first when both can fire, since it frees what the first may wait for.
+
 Configuration registers (``cfg.addr``; writes take effect at the clock edge, reads return the
 register in the next cycle):
 
@@ -72,9 +86,13 @@ With a bank (without one, these read 0 and writes are ignored):
 * ``5``: ``origin``, the flat address of bank word 0 (a signed 32-bit word address).
 * ``6`` (read only): the flat address of the first out-of-range access (valid while bit 4 is set).
 * ``7``: bit 0, the window's page.
+* ``8``: QUEUE's depth; ``9``, ``10`` (read only): its spill writes and reads; ``11`` (read
+  only): the addresses LOCK holds. All four are cleared by writing the configuration word,
+  as are the ring, the directory and the fault.
 * ``0x0800-0x0FFF``: the bank window; a read returns the word in the next cycle, as a register.
 """
 
+from collections import deque
 from types import SimpleNamespace
 
 from amaranth.hdl import Cat, Const, Module, Mux, Shape, Signal, unsigned
@@ -94,7 +112,9 @@ from .isa import PeUop
 
 __all__ = ["PeOp", "SlotKind", "StreamCmp", "PE_CONFIG", "PE_OPS", "WIDTH", "N_SLOTS", "N_PORTS",
            "REG_CONFIG", "REG_CONST", "REG_STATUS", "REG_ORIGIN", "REG_FAULT", "REG_PAGE", "MEM_WINDOW",
-           "WINDOW_WORDS", "MAX_MEM_DEPTH", "STATUS_FAULT", "MEMORY_OPS", "check_mem_depth",
+           "WINDOW_WORDS", "MAX_MEM_DEPTH", "STATUS_FAULT", "MEMORY_OPS", "RIPPLE_OPS", "BANK_OPS",
+           "REG_QUEUE_DEPTH", "REG_SPILL_WRITES", "REG_SPILL_READS", "REG_LOCKS", "LOCK_ENTRIES",
+           "check_mem_depth",
            "pe_config_word", "decode_config", "RipplePE", "LATENCY", "LOAD_LATENCY", "PeFu", "PeModel",
            "PeMemoryError", "PE_KIND"]
 
@@ -113,9 +133,16 @@ WINDOW_WORDS = 0x0800
 MAX_MEM_DEPTH = 4096
 STATUS_FAULT = 1 << 4   # status bit: a LOAD or STORE address was out of range
 MEMORY_OPS = ("LOAD", "STORE")
+RIPPLE_OPS = ("QUEUE", "ARB", "TASK", "LOCK", "LDST")   # Ripple's additions and the shared array
+BANK_OPS = ("LOAD", "STORE", "QUEUE", "LOCK", "LDST")   # only a PE with a bank runs these
+REG_QUEUE_DEPTH = 8     # QUEUE: the queue's depth D
+REG_SPILL_WRITES = 9    # QUEUE (read only): words enqueued while D or more were queued
+REG_SPILL_READS = 10    # QUEUE (read only): words dequeued while more than D were queued
+REG_LOCKS = 11          # LOCK (read only): addresses held now
+LOCK_ENTRIES = 4        # the atomic directory's entries
 
 
-class PeOp(enum.Enum, shape=5):
+class PeOp(enum.Enum, shape=6):
     """The operators a PE can be configured as (the GEP variants are configured as ADD)."""
     ADD = 0
     SUB = 1
@@ -146,6 +173,11 @@ class PeOp(enum.Enum, shape=5):
     STREAM = 26
     LOAD = 27       # only with a memory bank (mem_depth > 0)
     STORE = 28
+    QUEUE = 29      # Ripple's queue (spill: pred); its ring is the bank
+    ARB = 30        # Ripple's round-robin arbiter over the present slots
+    TASK = 31       # task dispatch (ind: pred)
+    LOCK = 32       # the atomic directory: one ACQUIRE and one RELEASE site; only with a bank
+    LDST = 33       # a LOAD and a STORE on one array, in one PE; only with a bank
 
 
 class SlotKind(enum.Enum, shape=2):
@@ -322,8 +354,17 @@ class RipplePE(wiring.Component):
 
         cfg = self.cfg
         fire = Signal()
-        fault = Signal()                # sticky: a LOAD or STORE address was out of range
-        bank = self._elaborate_bank(m, config, v, fire, fault) if self._mem_depth else None
+        fault = Signal()                # sticky: a memory address was out of range, or a bad RELEASE
+        enabled = self.enable if self._gated else 1
+        free = [~self.o[p].valid | self.o[p].ready for p in range(N_PORTS)]
+        # LDST and LOCK serve two sites; the second (a STORE, a RELEASE: slots 1 and 2, port 1)
+        # goes first whenever it can, since it frees what the first site may wait for.
+        second_site = Signal()
+        m.d.comb += second_site.eq(h[1] & h[2] & (config.drop[1] | free[1]))
+        bank = directory = None
+        if self._mem_depth:
+            bank = self._elaborate_bank(m, config, v, fire, fault, second_site, fronts[0][0], enabled)
+            directory = self._elaborate_directory(m, config, v, fire, fault, second_site, bank.fault_address)
 
         rule = Signal()                 # the firing rule holds
         take = Signal(N_SLOTS)          # slots the firing takes
@@ -332,6 +373,11 @@ class RipplePE(wiring.Component):
         next_loop = Signal()
         next_index = Signal(WIDTH)
         m.d.comb += [next_loop.eq(loop), next_index.eq(index)]
+
+        def grant(m, k):
+            """ARB: pass slot k's token and start the next round after it."""
+            m.d.comb += [rule.eq(1), take.eq(1 << k), emit.eq(0b01), out[0].eq(v[k]),
+                         next_index.eq((k + 1) % N_SLOTS)]
 
         # One comparator, shared by the compare operators (a, b) and STREAM (index, bound).
         op = config.op
@@ -418,7 +464,43 @@ class RipplePE(wiring.Component):
                 with m.Else():
                     m.d.comb += [take.eq(0), emit.eq(0b11), next_loop.eq(1),
                                  next_index.eq(current + v[2])]
+            with m.Case(PeOp.ARB):
+                # Round robin: from the slot after the last grant, the first that has a token.
+                with m.Switch(index[:2]):
+                    for start in range(N_SLOTS):
+                        order = [(start + j) % N_SLOTS for j in range(N_SLOTS)]
+                        with m.Case(start) if start < N_SLOTS - 1 else m.Default():
+                            with m.If(h[order[0]]):
+                                grant(m, order[0])
+                            with m.Elif(h[order[1]]):
+                                grant(m, order[1])
+                            with m.Elif(h[order[2]]):
+                                grant(m, order[2])
+            with m.Case(PeOp.TASK):
+                # pred: ind (pipelined). Otherwise one credit (loop = spent); a done token on
+                # slot 1 returns it, and that return goes before a dispatch.
+                m.d.comb += out[0].eq(v[0])
+                with m.If(config.pred):
+                    m.d.comb += [rule.eq(h[0]), take.eq(0b001), emit.eq(0b01)]
+                with m.Elif(h[1]):
+                    m.d.comb += [rule.eq(1), take.eq(0b010), emit.eq(0), next_loop.eq(0)]
+                with m.Elif(~loop):
+                    m.d.comb += [rule.eq(h[0]), take.eq(0b001), emit.eq(0b01), next_loop.eq(1)]
             if self._mem_depth:
+                with m.Case(PeOp.QUEUE):
+                    # A firing is a dequeue: the word at the ring's head, read as a LOAD's word.
+                    m.d.comb += [rule.eq((bank.count != 0) & ~bank.bus_on_bank), take.eq(0), emit.eq(0b01)]
+                with m.Case(PeOp.LDST):
+                    with m.If(second_site):
+                        m.d.comb += [rule.eq(~bank.bus_on_bank), take.eq(0b110), emit.eq(0b10), out[1].eq(1)]
+                    with m.Else():
+                        m.d.comb += [rule.eq(h[0] & ~bank.bus_on_bank), take.eq(0b001), emit.eq(0b01)]
+                with m.Case(PeOp.LOCK):
+                    with m.If(second_site):
+                        m.d.comb += [rule.eq(1), take.eq(0b110), emit.eq(0b10), out[1].eq(1)]
+                    with m.Else():
+                        m.d.comb += [rule.eq(h[0] & ~directory.held & directory.has_free), take.eq(0b001),
+                                     emit.eq(0b01), out[0].eq(v[0])]
                 # LOAD (base, offset, sync) and STORE (base, offset, value); a LOAD without a
                 # sync slot has a hold slot 2. The config bus wins the bank: neither fires while
                 # the bus uses the window.
@@ -433,20 +515,19 @@ class RipplePE(wiring.Component):
         # emptied, or a port that discards. With a bank, port 0 has room for a LOAD while fewer
         # than two words are queued for it (the one being read, the catch register, the output
         # register), and room for anything else only when nothing is queued, so results stay in order.
-        free = [~self.o[p].valid | self.o[p].ready for p in range(N_PORTS)]
         room0 = free[0]
         if self._mem_depth:
             o0 = self.o[0]
             queued0 = bank.reading + bank.caught_valid + o0.valid - (o0.valid & o0.ready)
             room0 = Mux(bank.is_load, queued0 < 2, queued0 == 0)
         room = Cat(config.drop[0] | room0, config.drop[1] | free[1])
-        enabled = self.enable if self._gated else 1
         m.d.comb += [fire.eq(enabled & rule & ((emit & ~room) == 0)), self.fire.eq(fire)]
 
         taken = Signal(N_SLOTS)
         m.d.comb += taken.eq(Mux(fire, take, 0))
         for k, (head, kind, _, _) in enumerate(fronts):
-            m.d.comb += head.ready.eq(taken[k] & (kind == SlotKind.EDGE))
+            enqueues = bank.enqueue if k == 0 and bank is not None else 0
+            m.d.comb += head.ready.eq((taken[k] & (kind == SlotKind.EDGE)) | enqueues)
         disarm = Cat(*(taken[k] & (config.slots[k] == SlotKind.CONST) for k in range(N_SLOTS)))
 
         for p in range(N_PORTS):
@@ -469,9 +550,10 @@ class RipplePE(wiring.Component):
         with m.If(cfg.write):
             with m.Switch(cfg.addr):
                 with m.Case(REG_CONFIG):
-                    m.d.sync += [config.eq(cfg.data), loop.eq(0)]
+                    m.d.sync += [config.eq(cfg.data), loop.eq(0), index.eq(0)]
                     if self._mem_depth:
-                        m.d.sync += fault.eq(0)
+                        m.d.sync += [fault.eq(0), bank.head.eq(0), bank.count.eq(0), bank.spill_writes.eq(0),
+                                     bank.spill_reads.eq(0), directory.valid.eq(0)]
                 for k in range(N_SLOTS):
                     with m.Case(REG_CONST + k):
                         m.d.sync += constant[k].eq(cfg.data)
@@ -481,10 +563,16 @@ class RipplePE(wiring.Component):
                         m.d.sync += bank.origin.eq(cfg.data)
                     with m.Case(REG_PAGE):
                         m.d.sync += bank.page.eq(cfg.data[0])
+                    with m.Case(REG_QUEUE_DEPTH):
+                        m.d.sync += bank.queue_depth.eq(cfg.data)
         config_write = cfg.write & (cfg.addr == REG_CONFIG)
         m.d.sync += armed.eq(Mux(config_write, 0, (armed & ~disarm) | rearm))
 
-        m.d.comb += self.idle.eq(~loop)
+        first_state = ~loop
+        if self._mem_depth:
+            first_state = Mux(op == PeOp.QUEUE, bank.count == 0,
+                              Mux(op == PeOp.LOCK, ~directory.valid.any(), ~loop))
+        m.d.comb += self.idle.eq(first_state)
         registers = Signal(32)          # the register read, due in the cycle after `read`
         with m.If(cfg.read):
             with m.Switch(cfg.addr):
@@ -494,7 +582,7 @@ class RipplePE(wiring.Component):
                     with m.Case(REG_CONST + k):
                         m.d.sync += registers.eq(constant[k])
                 with m.Case(REG_STATUS):
-                    m.d.sync += registers.eq(Cat(~loop, armed, fault))
+                    m.d.sync += registers.eq(Cat(first_state, armed, fault))
                 if self._mem_depth:
                     with m.Case(REG_ORIGIN):
                         m.d.sync += registers.eq(bank.origin)
@@ -502,6 +590,14 @@ class RipplePE(wiring.Component):
                         m.d.sync += registers.eq(bank.fault_address)
                     with m.Case(REG_PAGE):
                         m.d.sync += registers.eq(bank.page)
+                    with m.Case(REG_QUEUE_DEPTH):
+                        m.d.sync += registers.eq(bank.queue_depth)
+                    with m.Case(REG_SPILL_WRITES):
+                        m.d.sync += registers.eq(bank.spill_writes)
+                    with m.Case(REG_SPILL_READS):
+                        m.d.sync += registers.eq(bank.spill_reads)
+                    with m.Case(REG_LOCKS):
+                        m.d.sync += registers.eq(sum(directory.valid[e] for e in range(LOCK_ENTRIES)))
                 with m.Default():
                     m.d.sync += registers.eq(Const(0, 32))
         if self._mem_depth:
@@ -513,13 +609,18 @@ class RipplePE(wiring.Component):
             m.d.comb += cfg.rdata.eq(registers)
         return m
 
-    def _elaborate_bank(self, m, config, v, fire, fault) -> SimpleNamespace:
+    def _elaborate_bank(self, m, config, v, fire, fault, second_site, front0, enabled) -> SimpleNamespace:
         """The memory bank, its two ports and its registers; returns the signals the rest uses.
 
         A LOAD or STORE firing accesses flat address ``base + offset`` (32-bit wrap), which is
         bank word ``address - origin`` (exact: a 33-bit signed difference) if that lies in
-        0..mem_depth-1. Out of range, a LOAD reads 0, a STORE writes nothing, and the first
-        such address is kept in the fault register.
+        0..mem_depth-1. An LDST firing gives the bank word itself (its load or store offset; the
+        flat address is ``origin + word``). Out of range, a load reads 0, a store writes nothing,
+        and the first such address is kept in the fault register.
+
+        A QUEUE keeps its tokens in the bank as a ring (``head``, ``count``): slot 0's token is
+        written at the tail whenever the ring is below its limit (``queue_depth``, or the whole
+        bank for a spill queue), which is not a firing; a firing reads the head.
         """
         addr_bits = ceil_log2(self._mem_depth)
         m.submodules.bank = bank = Memory(shape=unsigned(WIDTH), depth=self._mem_depth, init=[])
@@ -528,33 +629,83 @@ class RipplePE(wiring.Component):
         cfg = self.cfg
         origin, fault_address = Signal(WIDTH), Signal(WIDTH)
         page = Signal()
-        is_load, is_store = config.op == PeOp.LOAD, config.op == PeOp.STORE
+        op = config.op
+        is_ldst, is_queue = op == PeOp.LDST, op == PeOp.QUEUE
+        reads = (op == PeOp.LOAD) | is_queue | (is_ldst & ~second_site)    # port 0 gets a bank word
+        stores = (op == PeOp.STORE) | (is_ldst & second_site)
 
         address = (v[0] + v[1])[:WIDTH]
-        offset = address.as_signed() - origin.as_signed()
-        in_range = (offset >= 0) & (offset < self._mem_depth)
+        site_word = Mux(second_site, v[1], v[0]).as_signed()
+        word = Mux(is_ldst, site_word, address.as_signed() - origin.as_signed())
+        flat = Mux(is_ldst, (origin + site_word)[:WIDTH], address)
+        in_range = (word >= 0) & (word < self._mem_depth)
         on_window = cfg.addr[11:] == MEM_WINDOW >> 11                   # 0x0800-0x0FFF
         window_word = Cat(cfg.addr[:11], page)[:addr_bits]             # modulo mem_depth
         bus_write, bus_read = cfg.write & on_window, cfg.read & on_window
-        m.d.comb += [
-            write_port.en.eq(bus_write | (fire & is_store & in_range)),
-            write_port.addr.eq(Mux(bus_write, window_word, offset[:addr_bits])),
-            write_port.data.eq(Mux(bus_write, cfg.data, v[2])),
-            read_port.en.eq(bus_read | (fire & is_load)),
-            read_port.addr.eq(Mux(bus_read, window_word, offset[:addr_bits])),
-        ]
-        with m.If(fire & (is_load | is_store) & ~in_range & ~fault):
-            m.d.sync += [fault.eq(1), fault_address.eq(address)]
+        bus_on_bank = bus_write | bus_read
 
-        reading = Signal()              # a LOAD's word is on the read port's data
+        # The queue's ring.
+        head, count = Signal(addr_bits, name="queue_head"), Signal(addr_bits + 1, name="queue_count")
+        queue_depth = Signal(WIDTH, name="queue_depth")
+        spill_writes, spill_reads = Signal(WIDTH), Signal(WIDTH)
+        spill = config.pred
+        limit = Mux(spill | (queue_depth > self._mem_depth), self._mem_depth, queue_depth)
+        enqueue = Signal()
+        m.d.comb += enqueue.eq(enabled & is_queue & front0.valid & (count < limit) & ~bus_on_bank)
+        dequeue = fire & is_queue
+        m.d.sync += count.eq(count + enqueue - dequeue)
+        with m.If(dequeue):
+            m.d.sync += head.eq(head + 1)
+        # A word spills if the hardware part (D words) is full after this cycle's dequeue; a
+        # dequeue refills the hardware part from spill while more than D are queued.
+        with m.If(enqueue & spill & ((count - dequeue) >= queue_depth)):
+            m.d.sync += spill_writes.eq(spill_writes + 1)
+        with m.If(dequeue & spill & (count > queue_depth)):
+            m.d.sync += spill_reads.eq(spill_reads + 1)
+
+        m.d.comb += [
+            write_port.en.eq(bus_write | (fire & stores & in_range) | enqueue),
+            write_port.addr.eq(Mux(bus_write, window_word, Mux(is_queue, head + count, word[:addr_bits]))),
+            write_port.data.eq(Mux(bus_write, cfg.data, Mux(is_queue, v[0], v[2]))),
+            read_port.en.eq(bus_read | (fire & reads)),
+            read_port.addr.eq(Mux(bus_read, window_word, Mux(is_queue, head, word[:addr_bits]))),
+        ]
+        with m.If(fire & (reads | stores) & ~is_queue & ~in_range & ~fault):
+            m.d.sync += [fault.eq(1), fault_address.eq(flat)]
+
+        reading = Signal()              # a word read for port 0 is on the read port's data
         read_fault = Signal()           # ... and its address was out of range: the word is 0
         with m.If(fire):
-            m.d.sync += read_fault.eq(~in_range)
-        word = Mux(read_fault, 0, read_port.data)
-        return SimpleNamespace(is_load=is_load, bus_read=bus_read, bus_on_bank=bus_write | bus_read,
-                               read_port=read_port, word=word, reading=reading,
+            m.d.sync += read_fault.eq(~in_range & ~is_queue)
+        word_read = Mux(read_fault, 0, read_port.data)
+        return SimpleNamespace(is_load=reads, bus_read=bus_read, bus_on_bank=bus_on_bank,
+                               read_port=read_port, word=word_read, reading=reading,
                                caught=Signal(WIDTH, name="caught"), caught_valid=Signal(name="caught_valid"),
-                               origin=origin, page=page, fault_address=fault_address)
+                               origin=origin, page=page, fault_address=fault_address,
+                               head=head, count=count, queue_depth=queue_depth, enqueue=enqueue,
+                               spill_writes=spill_writes, spill_reads=spill_reads)
+
+    def _elaborate_directory(self, m, config, v, fire, fault, second_site, fault_address) -> SimpleNamespace:
+        """LOCK's atomic directory: :data:`LOCK_ENTRIES` held addresses. An acquire (slot 0) may
+        fire when no entry holds its address and one is free; it claims the lowest free entry.
+        A release (slots 1, 2) frees the entry holding its address; if none does, it is a program
+        error: the fault bit is set with the address (the PE still fires, so nothing hangs)."""
+        valid = Signal(LOCK_ENTRIES, name="lock_valid")
+        held_address = [Signal(WIDTH, name=f"lock{e}") for e in range(LOCK_ENTRIES)]
+        held = Cat(*(valid[e] & (held_address[e] == v[0]) for e in range(LOCK_ENTRIES))).any()
+        releases = Cat(*(valid[e] & (held_address[e] == v[1]) for e in range(LOCK_ENTRIES)))
+        is_lock = config.op == PeOp.LOCK
+        with m.If(fire & is_lock & second_site):
+            m.d.sync += valid.eq(valid & ~releases)
+            with m.If((releases == 0) & ~fault):
+                m.d.sync += [fault.eq(1), fault_address.eq(v[1])]
+        with m.Elif(fire & is_lock):
+            claim = ((valid + 1) & ~valid)[:LOCK_ENTRIES]     # the lowest free entry
+            for e in range(LOCK_ENTRIES):
+                with m.If(claim[e]):
+                    m.d.sync += held_address[e].eq(v[0])
+            m.d.sync += valid.eq(valid | claim)
+        return SimpleNamespace(valid=valid, held=held, has_free=~valid.all())
 
     def _elaborate_port0(self, m, bank, emits, result):
         """Port 0 with a bank. A LOAD's word is on the read port's data the cycle after its firing
@@ -649,7 +800,10 @@ class _Node:
 
     def __init__(self, name: str, op: str, config: dict):
         self.name, self.op, self.inputs = name, op, [None] * N_SLOTS
-        self.attrs = {"pred": config["pred"], "cmp": config["cmp"]}
+        # ARB: one-token tuples from the three slots (an empty slot is an absent source); TASK:
+        # one argument, ``ind`` is pred.
+        self.attrs = {"pred": config["pred"], "cmp": config["cmp"], "width": 1, "sources": N_SLOTS,
+                      "ind": config["pred"]}
 
 
 class PeModel(UnitModel):
@@ -671,18 +825,30 @@ class PeModel(UnitModel):
         self.mem_depth = check_mem_depth("PeModel", mem_depth)
         self.name = name
         self.memory = [0] * mem_depth
-        self.origin, self.page = 0, 0
+        self.origin, self.page, self.queue_depth = 0, 0, 0
         self.word, self.constants, self.armed = 0, [0] * N_SLOTS, [False] * N_SLOTS
         self.left = 0
         self._configure(0)
 
     def _configure(self, word: int):
         self.word, self.config = word, decode_config(word)
-        if self.config["op"] in MEMORY_OPS and not self.mem_depth:
-            raise PeMemoryError(f"{self.name}: configured as {self.config['op']}, but this PE has no "
-                                f"memory bank (mem_depth=0)")
+        op = self.config["op"]
+        if op in BANK_OPS and not self.mem_depth:
+            raise PeMemoryError(f"{self.name}: configured as {op}, but this PE has no memory bank "
+                                f"(mem_depth=0)")
         self.armed = [False] * N_SLOTS
-        self.operator = make_operator(_Node(self.name, self.config["op"], self.config))
+        self.ring, self.spill_writes, self.spill_reads = deque(), 0, 0
+        self.locks: set[int] = set()
+        self.operator = None if op in ("QUEUE", "LOCK", "LDST") else \
+            make_operator(_Node(self.name, op, self.config))
+
+    def _first_state(self) -> bool:
+        op = self.config["op"]
+        if op == "QUEUE":
+            return not self.ring
+        if op == "LOCK":
+            return not self.locks
+        return self.operator is None or self.operator.idle()
 
     def _window_word(self, addr: int) -> int | None:
         """The bank word a config address reaches, or None if it is not in the window."""
@@ -701,6 +867,8 @@ class PeModel(UnitModel):
             self.origin = wrap(value)
         elif self.mem_depth and addr == REG_PAGE:
             self.page = value & 1
+        elif self.mem_depth and addr == REG_QUEUE_DEPTH:
+            self.queue_depth = value
         elif (word := self._window_word(addr)) is not None:
             self.memory[word] = value
 
@@ -710,11 +878,16 @@ class PeModel(UnitModel):
         if REG_CONST <= addr < REG_CONST + N_SLOTS:
             return self.constants[addr - REG_CONST]
         if addr == REG_STATUS:
-            return int(self.operator.idle()) | sum(int(a) << (k + 1) for k, a in enumerate(self.armed))
+            return int(self._first_state()) | sum(int(a) << (k + 1) for k, a in enumerate(self.armed))
         if self.mem_depth and addr == REG_ORIGIN:
             return self.origin & 0xFFFF_FFFF
         if self.mem_depth and addr == REG_PAGE:
             return self.page
+        if self.mem_depth:
+            counters = {REG_QUEUE_DEPTH: self.queue_depth, REG_SPILL_WRITES: self.spill_writes,
+                        REG_SPILL_READS: self.spill_reads, REG_LOCKS: len(self.locks)}
+            if addr in counters:
+                return counters[addr]
         if (word := self._window_word(addr)) is not None:
             return self.memory[word]
         return 0
@@ -741,6 +914,9 @@ class PeModel(UnitModel):
             self.finished |= bool(self.current["last"])
             self.current = None
             return True
+        op = self.config["op"]
+        if op in ("QUEUE", "LOCK", "LDST"):
+            return getattr(self, f"_step_{op.lower()}")(inputs, outputs)
         kinds, model = self.config["slots"], self
 
         class View:
@@ -774,6 +950,101 @@ class PeModel(UnitModel):
         self.firings += 1
         self.left -= 1
         return True
+
+
+    # Ripple's queue, the atomic directory and the shared array, as rsn/fu_pe.py's docstring says.
+
+    def _has(self, inputs, slot) -> bool:
+        kind = self.config["slots"][slot]
+        return inputs[slot].can_pop() if kind == "edge" else self.armed[slot]
+
+    def _peek(self, inputs, slot) -> int:
+        kind = self.config["slots"][slot]
+        return wrap(inputs[slot].peek() if kind == "edge" else self.constants[slot])
+
+    def _take(self, inputs, slots):
+        for slot in slots:
+            kind = self.config["slots"][slot]
+            if kind == "edge":
+                inputs[slot].pop()
+            elif kind == "const":
+                self.armed[slot] = False
+
+    def _emit(self, outputs, port, value) -> bool:
+        """Push ``value`` on ``port`` (dropped if the port discards); False if there is no room."""
+        if port in self.config["drop"]:
+            return True
+        if not outputs[port].can_push():
+            return False
+        outputs[port].push(value & 0xFFFF_FFFF)
+        return True
+
+    def _fired(self) -> bool:
+        self.firings += 1
+        self.left -= 1
+        return True
+
+    def _second_site_ready(self, inputs, outputs) -> bool:
+        return self._has(inputs, 1) and self._has(inputs, 2) and \
+            (1 in self.config["drop"] or outputs[1].can_push())
+
+    def _step_queue(self, inputs, outputs) -> bool:
+        spill = self.config["pred"]
+        limit = self.mem_depth if spill or self.queue_depth > self.mem_depth else self.queue_depth
+        moved = False
+        if self.ring and (0 in self.config["drop"] or outputs[0].can_push()):
+            if spill and len(self.ring) > self.queue_depth:
+                self.spill_reads += 1
+            self._emit(outputs, 0, self.ring.popleft())
+            moved = self._fired()
+        if self._has(inputs, 0) and len(self.ring) < limit:
+            if spill and len(self.ring) >= self.queue_depth:
+                self.spill_writes += 1
+            self.ring.append(self._peek(inputs, 0))
+            self._take(inputs, [0])
+            moved = True
+        return moved
+
+    def _step_lock(self, inputs, outputs) -> bool:
+        if self._second_site_ready(inputs, outputs):
+            address = self._peek(inputs, 1)
+            if address not in self.locks:
+                raise PeMemoryError(f"{self.name}: RELEASE of address {address}, which no ACQUIRE holds")
+            self.locks.discard(address)
+            self._take(inputs, [1, 2])
+            self._emit(outputs, 1, 1)
+            return self._fired()
+        if not self._has(inputs, 0):
+            return False
+        address = self._peek(inputs, 0)
+        if address in self.locks or len(self.locks) >= LOCK_ENTRIES:
+            return False
+        if not self._emit(outputs, 0, address):
+            return False
+        self.locks.add(address)
+        self._take(inputs, [0])
+        return self._fired()
+
+    def _step_ldst(self, inputs, outputs) -> bool:
+        if self._second_site_ready(inputs, outputs):
+            word = self._ldst_word(self._peek(inputs, 1), "STORE")
+            self.memory[word] = self._peek(inputs, 2) & 0xFFFF_FFFF
+            self._take(inputs, [1, 2])
+            self._emit(outputs, 1, 1)
+            return self._fired()
+        if not self._has(inputs, 0):
+            return False
+        word = self._ldst_word(self._peek(inputs, 0), "LOAD")
+        if not self._emit(outputs, 0, self.memory[word]):
+            return False
+        self._take(inputs, [0])
+        return self._fired()
+
+    def _ldst_word(self, offset: int, site: str) -> int:
+        if not 0 <= offset < self.mem_depth:
+            raise PeMemoryError(f"{self.name}: LDST's {site} of word {offset}, outside the memory bank "
+                                f"(words 0..{self.mem_depth - 1}; flat address {self.origin + offset})")
+        return offset
 
 
 PE_KIND = FuKind("pe", N_SLOTS, N_PORTS, PeUop, LATENCY, PeFu, PeModel)

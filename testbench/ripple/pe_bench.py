@@ -41,6 +41,7 @@ from ripple_core.pe import (
     REG_ORIGIN,
     REG_PAGE,
     REG_STATUS,
+    RIPPLE_OPS,
     STATUS_FAULT,
     WINDOW_WORDS,
     pe_config_word,
@@ -61,7 +62,7 @@ __all__ = ["Phase", "GoldenRun", "golden", "random_phase", "random_memory_phase"
            "PeBench", "OPERATORS", "QUIET", "run_pe_amaranth", "make_pe_bench"]
 
 QUIET = 12      # cycles without a transfer that end a phase
-OPERATORS = [name for name in PE_OPS if not name.startswith("GEP") and name not in MEMORY_OPS]
+OPERATORS = [name for name in PE_OPS if not name.startswith("GEP") and name not in MEMORY_OPS + RIPPLE_OPS]
 CFG = ("cfg__addr", "cfg__data", "cfg__write", "cfg__read")
 
 

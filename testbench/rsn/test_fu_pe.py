@@ -87,7 +87,7 @@ def test_kind_and_registration():
     assert decode_config(word) == {"op": "CARRY", "pred": True, "cmp": "SLT",
                                    "slots": ("edge", "hold", "const"), "drop": (1,)}
     with pytest.raises(ParameterError, match="reserved kind"):
-        decode_config(word | 0b11 << 9)
+        decode_config(word | 0b11 << 10)
 
 
 @pytest.mark.parametrize("op", OPERATORS)
