@@ -50,18 +50,12 @@ from .graph import Graph, GraphError, op_ports
 from .interp import DeadlockError, Result, RunawayError, layout, run
 from .ops import wrap
 
-__all__ = ["LoweringError", "RippleLowering", "NOT_ON_FABRIC", "MAX_FIRINGS", "check_lowerable",
+__all__ = ["LoweringError", "RippleLowering", "Unit", "MAX_FIRINGS", "check_lowerable",
            "memory_nodes", "lower_graph", "compile_lowering"]
 
-# Operators a pe tile cannot run yet, with the reason a user reads in the error.
-NOT_ON_FABRIC = {
-    "QUEUE": "a Ripple queue (no spill PE yet)",
-    "ARB": "a Ripple arbiter",
-    "TASK": "a Ripple task dispatcher",
-    "ACQUIRE": "a Ripple atomic (no atomic directory yet)",
-    "RELEASE": "a Ripple atomic (no atomic directory yet)",
-}
 MAX_FIRINGS = 0xFFFF            # the PE micro-op's 16-bit firings field
+HOLD_ZERO = ("hold", 0)         # a slot that is always present and never taken (no sync)
+ABSENT = ("const", None)        # a slot that is never present (an ARB source that does not exist)
 
 
 class LoweringError(ValueError):
@@ -72,12 +66,15 @@ class LoweringError(ValueError):
 class RippleLowering:
     """The program and what the lowering learnt from the golden model's run of the case.
 
-    ``firings``: operator node -> firings (the micro-ops' grants; the RTL's firing counters must
-    equal them). ``tokens``: (node, port) -> tokens the port emits. ``outputs``: SINK node -> its
-    host output port. ``model``: the golden model's run (its cycles are a reference for timing,
-    not a promise). ``arrays``: LOAD/STORE node -> the array its bank holds. The program's
-    ``reads`` per memory node are its status register, then (STORE nodes) every word of its
-    array; ``expected_reads`` hold the status with the fault bit clear and the case's ``expect``.
+    Keys are *units*, the pe tiles' PEs: one operator node, or two sites served by one PE (an
+    ACQUIRE and a RELEASE in a LOCK, a LOAD and a STORE of one array in an LDST), named
+    ``first+second``. ``firings``: unit -> firings (the micro-ops' grants, the sum of its nodes'
+    firings in the golden model; the RTL's firing counters must equal them). ``tokens``: (node,
+    port) -> tokens the port emits. ``outputs``: SINK node -> its host output port. ``model``: the
+    golden model's run (its cycles are a reference for timing, not a promise). ``arrays``: memory
+    unit -> the array its bank holds. ``units``: unit -> its operator nodes. The program's
+    ``reads`` per checked unit are its status register, then (units that store) every word of
+    its array; ``expected_reads`` hold the status with the fault bit clear and the case's ``expect``.
     """
     program: Program
     firings: dict[str, int]
@@ -86,49 +83,162 @@ class RippleLowering:
     model: Result
     array_problems: list[str] = field(default_factory=list)
     arrays: dict[str, str] = field(default_factory=dict)
+    units: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+@dataclass
+class Unit:
+    """One PE: its operator, the graph nodes it serves, and where their slots and ports land.
+
+    ``slots``: (node, slot) -> PE slot; ``ports``: (node, port) -> PE port; ``fill``: PE slot ->
+    (kind, constant) for a PE slot no node input feeds; ``registers``: extra configuration
+    registers (a QUEUE's depth)."""
+    name: str
+    op: str
+    nodes: tuple[str, ...]
+    slots: dict
+    ports: dict
+    pred: bool = False
+    cmp: str = "SLT"
+    fill: dict = field(default_factory=dict)
+    registers: dict = field(default_factory=dict)
+    array: str | None = None
+
+
+def _where(graph: Graph, node) -> str:
+    return f"{graph.name}: {node}"
 
 
 def memory_nodes(graph: Graph) -> dict[str, str]:
-    """LOAD/STORE node -> the array it accesses; raise :class:`LoweringError` for a shape private
-    banks cannot serve. The base must be the array's pointer argument, held, so every firing
-    addresses the same array (a computed base could point anywhere); each array has one such
-    node, because only its own PE reaches a bank; a STORE has no sync slot, because the PE has
-    three (an ORDER in front of its value slot orders it instead)."""
+    """LOAD/STORE node -> the array it accesses; raise :class:`LoweringError` for a shape the
+    PEs' private banks cannot serve. The base must be the array's pointer argument, held, so
+    every firing addresses the same array. An array only LOADed may be read by any number of
+    LOAD nodes (each bank gets a copy). An array that is STOREd has one STORE node and at most
+    one LOAD node, which share one PE (LDST); then neither has a sync slot and the LOAD's done
+    port feeds nothing, since the LDST PE has three slots and two ports. A STORE alone has no
+    sync slot either (an ORDER in front of its value slot orders it instead)."""
     arrays, users = {}, {}
+    consumers = graph.consumers()
     for node in graph.nodes.values():
         if node.op not in ("LOAD", "STORE"):
             continue
         base = node.inputs[0]
         if base.kind != "arg" or base.name not in graph.arrays or not base.hold:
-            raise LoweringError(f"{graph.name}: {node}: its base is {base.describe()}; on pe tiles a "
+            raise LoweringError(f"{_where(graph, node)}: its base is {base.describe()}; on pe tiles a "
                                 f"{node.op}'s base must be an array's pointer argument with hold, so "
                                 f"that one PE's private bank holds everything it accesses")
-        if node.op == "STORE" and len(node.inputs) > 3:
-            raise LoweringError(f"{graph.name}: {node}: a STORE with a sync slot needs 4 operand slots and "
-                                f"a pe tile has {N_SLOTS}; order the STORE through an ORDER in front of "
-                                f"its value slot instead")
-        if base.name in users:
-            raise LoweringError(f"{graph.name}: {node} and {graph.nodes[users[base.name]]} both access array "
-                                f"{base.name!r}; a pe tile's memory bank is private to its PE, so each "
-                                f"array can be accessed by only one LOAD or STORE node on the fabric")
-        users[base.name], arrays[node.name] = node.name, base.name
+        users.setdefault(base.name, []).append(node)
+        arrays[node.name] = base.name
+    for array, nodes in users.items():
+        stores = [node for node in nodes if node.op == "STORE"]
+        loads = [node for node in nodes if node.op == "LOAD"]
+        if not stores:
+            continue
+        if len(stores) > 1 or len(loads) > 1:
+            first, second = (stores + loads)[1], (stores + loads)[0]
+            raise LoweringError(f"{_where(graph, first)} and {second} both access array {array!r}, which is "
+                                f"stored to; a pe tile's memory bank is private to its PE, which serves "
+                                f"at most one STORE and one LOAD node of an array")
+        for node in stores + loads:
+            if len(node.inputs) > (3 if node.op == "STORE" else 2 if loads else 3):
+                shape = f"with the LOAD {loads[0].name!r} in one PE" if loads else "in a PE"
+                raise LoweringError(f"{_where(graph, node)}: a {node.op} with a sync slot does not fit "
+                                    f"{shape} (a pe tile has {N_SLOTS} operand slots); order it through "
+                                    f"an ORDER in front of its address or value slot instead")
+        if loads and consumers.get((loads[0].name, 1)):
+            raise LoweringError(f"{_where(graph, loads[0])}: its done token (port 1) is used, but it shares "
+                                f"a PE with the STORE {stores[0].name!r} to array {array!r}, whose port 1 "
+                                f"is the STORE's done token; use the loaded word (port 0) as the token")
     return arrays
+
+
+def _units(graph: Graph, arrays: dict[str, str]) -> dict[str, Unit]:
+    """Each operator node's PE, with the fused pairs (LDST, LOCK) as one unit."""
+    units: dict[str, Unit] = {}
+    fused: set[str] = set()
+    by_array: dict[str, list] = {}
+    for name, array in arrays.items():
+        by_array.setdefault(array, []).append(graph.nodes[name])
+    for array, nodes in by_array.items():
+        if {node.op for node in nodes} == {"LOAD", "STORE"}:
+            load, store = sorted(nodes, key=lambda node: node.op)
+            name = f"{load.name}+{store.name}"
+            units[name] = Unit(name, "LDST", (load.name, store.name),
+                               {(load.name, 1): 0, (store.name, 1): 1, (store.name, 2): 2},
+                               {(load.name, 0): 0, (store.name, 0): 1}, array=array)
+            fused |= {load.name, store.name}
+    acquires = [node for node in graph.nodes.values() if node.op == "ACQUIRE"]
+    releases = [node for node in graph.nodes.values() if node.op == "RELEASE"]
+    if acquires or releases:
+        for sites in (acquires, releases):
+            if len(sites) > 1:
+                raise LoweringError(f"{_where(graph, sites[1])}: a second {sites[1].op} site; the fabric's "
+                                    f"atomic directory (a LOCK PE) serves one ACQUIRE and one RELEASE site, "
+                                    f"so merge the sites' addresses through an arb first")
+        if acquires and len(acquires[0].inputs) > 1:
+            raise LoweringError(f"{_where(graph, acquires[0])}: an ACQUIRE with a sync slot does not fit the "
+                                f"LOCK PE; order it through an ORDER in front of its address instead")
+        members = tuple(node.name for node in acquires + releases)
+        slots, ports, fill = {}, {}, {2: HOLD_ZERO}
+        if acquires:
+            slots[acquires[0].name, 0], ports[acquires[0].name, 0] = 0, 0
+        if releases:
+            release = releases[0]
+            slots.update({(release.name, k): 1 + k for k in range(len(release.inputs))})
+            ports[release.name, 0] = 1
+        name = "+".join(members)
+        units[name] = Unit(name, "LOCK", members, slots, ports, fill=fill)
+        fused |= set(members)
+    for node in graph.nodes.values():
+        if node.op == "SINK" or node.name in fused:
+            continue
+        n_in, n_out = len(node.inputs), op_ports(node)[1]
+        unit = Unit(node.name, node.op, (node.name,), {(node.name, k): k for k in range(n_in)},
+                    {(node.name, p): p for p in range(n_out)}, pred=node.attrs.get("pred", False),
+                    cmp=node.attrs.get("cmp", "SLT"), array=arrays.get(node.name))
+        width = node.attrs.get("width", 1)
+        if node.op in ("QUEUE", "ARB", "TASK") and width != 1:
+            raise LoweringError(f"{_where(graph, node)}: a {node.op} of {width}-value tuples; a pe tile "
+                                f"passes one value per token, so on the fabric tasks, queues and arbs "
+                                f"carry one value (pack several into one word)")
+        if node.op == "QUEUE":
+            depth, spill = node.inputs[0].depth, node.inputs[0].spill
+            unit.pred, unit.registers = spill, {fu_pe.REG_QUEUE_DEPTH: depth or 2}
+        elif node.op == "ARB":
+            if node.attrs["sources"] > N_SLOTS:
+                raise LoweringError(f"{_where(graph, node)}: an arb of {node.attrs['sources']} sources; a pe "
+                                    f"tile has {N_SLOTS} slots")
+            unit.fill = {k: ABSENT for k in range(n_in, N_SLOTS)}
+        elif node.op == "TASK":
+            unit.pred = node.attrs["ind"]
+        elif node.op == "LOAD" and n_in == 2:
+            unit.fill = {2: HOLD_ZERO}      # no sync: a hold slot is always present, never taken
+        units[node.name] = unit
+    return units
 
 
 def check_lowerable(graph: Graph):
     """Raise :class:`LoweringError` for the first node or slot a pe tile cannot run."""
-    memory_nodes(graph)
+    _units(graph, memory_nodes(graph))
+    cycles = graph.unspilled_task_cycles()
+    if cycles:
+        queues = []
+        for task in cycles[0]:
+            source = graph.nodes[task].inputs[0]
+            if source.kind == "edge" and graph.nodes[source.source].op == "QUEUE":
+                depth = graph.nodes[source.source].inputs[0].depth
+                queues.append(f"queue {source.source!r} (depth {depth})")
+        raise LoweringError(f"{graph.name}: {', '.join(queues) or 'a task queue'} has no spill, but its task "
+                            f"is on a push cycle ({' -> '.join(cycles[0] + cycles[0][:1])}): a bounded queue "
+                            f"there deadlocks as soon as more invocations wait than it holds, so Ripple "
+                            f"requires a spill queue on every such cycle; give the task spill=True")
     for node in graph.nodes.values():
-        if node.op in NOT_ON_FABRIC:
-            raise LoweringError(f"{graph.name}: {node}: {node.op} is {NOT_ON_FABRIC[node.op]}; it is not "
-                                f"on the RTL fabric yet, so this graph runs only on the golden model "
-                                f"(--sim model)")
         if node.op == "SINK":
             if node.inputs[0].kind != "edge":
                 raise LoweringError(f"{graph.name}: {node}: a SINK must read an operator's output, not "
                                     f"{node.inputs[0].describe()}")
             continue
-        if node.op not in PE_OPS:
+        if node.op not in PE_OPS and node.op not in ("ACQUIRE", "RELEASE"):
             raise LoweringError(f"{graph.name}: {node}: operator {node.op} is not one a pe tile can be "
                                 f"configured as")
         if len(node.inputs) > N_SLOTS or op_ports(node)[1] > N_PORTS:
@@ -139,9 +249,9 @@ def check_lowerable(graph: Graph):
             if source.kind == "edge" and source.hold:
                 raise LoweringError(f"{where}: a held edge slot is not supported by the PE (only "
                                     f"constants and arguments can be held)")
-            if source.spill:
-                raise LoweringError(f"{where}: a spill slot needs Ripple's spill PE, which is not on "
-                                    f"the RTL fabric yet")
+            if source.spill and node.op != "QUEUE":
+                raise LoweringError(f"{where}: only a QUEUE's slot may spill on the fabric (its ring "
+                                    f"is the PE's bank)")
 
 
 def _emitted(result: Result) -> dict[tuple[str, int], int]:
@@ -171,26 +281,36 @@ def _reference_run(graph: Graph, case: dict, depth: int) -> Result:
     return result
 
 
-def _slot_constants(graph: Graph, case: dict, node) -> tuple[list[str], dict[int, int]]:
-    """The PE's slot kinds and the constant registers of a node's const, hold and arg slots."""
+def _unit_slots(graph: Graph, case: dict, unit: Unit) -> tuple[list[str], dict[int, int]]:
+    """The PE's slot kinds and the constant registers of its const, hold and arg slots."""
     bases = {name: base for name, (base, _) in layout(graph, case.get("mem", {})).items()}
-    kinds, registers = [], {}
-    for slot, source in enumerate(node.inputs):
+    kinds, registers = ["edge"] * N_SLOTS, {}
+    for (node, slot), pe_slot in unit.slots.items():
+        source = graph.nodes[node].inputs[slot]
         if source.kind == "edge":
-            kinds.append("edge")
             continue
-        kinds.append("hold" if source.hold else "const")
+        kinds[pe_slot] = "hold" if source.hold else "const"
         if source.kind == "const":
             value = source.value
         elif source.name in bases:
             value = bases[source.name]
         else:
             value = case.get("args", {})[source.name]
-        registers[REG_CONST + slot] = wrap(value) & 0xFFFF_FFFF
-    if node.op == "LOAD" and len(node.inputs) == 2:
-        kinds.append("hold")            # no sync: a hold slot is always present and never taken
-        registers[REG_CONST + 2] = 0
+        registers[REG_CONST + pe_slot] = wrap(value) & 0xFFFF_FFFF
+    fed = set(unit.slots.values())
+    for pe_slot, (kind, value) in unit.fill.items():
+        if pe_slot in fed:
+            continue
+        kinds[pe_slot] = kind
+        if value is not None:
+            registers[REG_CONST + pe_slot] = value
     return kinds, registers
+
+
+def _expected_status(unit: Unit, kinds: list[str]) -> int:
+    """Status register after a good run: first state (nothing queued, no lock held), the hold
+    slots still armed, no fault."""
+    return 1 | sum(1 << (slot + 1) for slot, kind in enumerate(kinds) if kind == "hold")
 
 
 def lower_graph(graph: Graph, case: dict, spec, *, name: str | None = None,
@@ -207,12 +327,13 @@ def lower_graph(graph: Graph, case: dict, spec, *, name: str | None = None,
         raise LoweringError(f"{graph.name}: the fabric has no pe tiles; use a fabric such as "
                             f"examples/fabrics/ripple.toml")
     arrays = memory_nodes(graph)
-    placed = _check_banks(graph, case, spec, arrays)
+    units = _units(graph, arrays)
+    placed = _check_banks(graph, case, spec, units)
     model = _reference_run(graph, case, spec.queue_depth)
     emitted = _emitted(model)
     consumers = graph.consumers()
-    operators = [node for node in graph.nodes.values() if node.op != "SINK"]
     sinks = [node for node in graph.nodes.values() if node.op == "SINK"]
+    unit_of = {node: unit for unit in units.values() for node in unit.nodes}
 
     out_ports = list(host_outputs) if host_outputs is not None else \
         [port.name for port in spec.host_ports if port.direction == "out"]
@@ -235,35 +356,39 @@ def lower_graph(graph: Graph, case: dict, spec, *, name: str | None = None,
         if received:
             stream_graph.add_host_out(sink.name, port, received)
 
-    firings = {node.name: model.firings_by_node.get(node.name, 0) for node in operators}
-    memories = {}
-    for node in operators:
-        if not firings[node.name]:
+    firings = {unit.name: sum(model.firings_by_node.get(node, 0) for node in unit.nodes)
+               for unit in units.values()}
+    memories, statuses = {}, {}
+    for unit in units.values():
+        if not firings[unit.name]:
             continue            # never fires in this case: no tile (its inputs carry nothing)
-        grants = [min(MAX_FIRINGS, firings[node.name] - start)
-                  for start in range(0, firings[node.name], MAX_FIRINGS)]
-        stream_graph.add_node(node.name, "pe", [{"firings": grant} for grant in grants])
-        kinds, registers = _slot_constants(graph, case, node)
-        _, n_out = op_ports(node)
-        drop = [port for port in range(N_PORTS) if port >= n_out or not emitted.get((node.name, port))
-                or not consumers.get((node.name, port))]
-        word = pe_config_word(node.op, pred=node.attrs.get("pred", False), cmp=node.attrs.get("cmp", "SLT"),
-                              slots=kinds, drop=drop)
-        memories[node.name] = {REG_CONFIG: word, **registers}
-        if node.name in arrays:
-            memories[node.name].update(_bank_preload(case, arrays[node.name], placed[arrays[node.name]][0]))
-    for node in operators:
+        grants = [min(MAX_FIRINGS, firings[unit.name] - start)
+                  for start in range(0, firings[unit.name], MAX_FIRINGS)]
+        stream_graph.add_node(unit.name, "pe", [{"firings": grant} for grant in grants])
+        kinds, registers = _unit_slots(graph, case, unit)
+        used = {pe_port for key, pe_port in unit.ports.items() if emitted.get(key) and consumers.get(key)}
+        drop = [port for port in range(N_PORTS) if port not in used]
+        word = pe_config_word(unit.op, pred=unit.pred, cmp=unit.cmp, slots=kinds, drop=drop)
+        memories[unit.name] = {REG_CONFIG: word, **registers, **unit.registers}
+        statuses[unit.name] = _expected_status(unit, kinds)
+        if unit.array is not None:
+            memories[unit.name].update(_bank_preload(case, unit.array, placed[unit.array][0]))
+    for node in graph.nodes.values():
+        if node.op == "SINK":
+            continue
+        unit = unit_of[node.name]
         for port in range(op_ports(node)[1]):
             tokens = emitted.get((node.name, port), 0)
             targets = consumers.get((node.name, port), [])
             if tokens and targets:
-                stream_graph.connect((node.name, port), [(target, 0) if graph.nodes[target].op == "SINK"
-                                                         else (target, slot) for target, slot in targets],
-                                     tokens)
+                sinks_of = [(target, 0) if graph.nodes[target].op == "SINK"
+                            else (unit_of[target].name, unit_of[target].slots[target, slot])
+                            for target, slot in targets]
+                stream_graph.connect((unit.name, unit.ports[node.name, port]), sinks_of, tokens)
 
     reads, expected_reads, array_problems = {}, {}, []
-    stored = {array: node for node, array in arrays.items()
-              if graph.nodes[node].op == "STORE" and firings[node]}
+    stored = {unit.array: unit.name for unit in units.values()
+              if unit.op in ("STORE", "LDST") and firings[unit.name]}
     for array in graph.arrays:
         initial = [wrap(v) & 0xFFFF_FFFF for v in case.get("mem", {}).get(array, [])]
         if array not in expect:
@@ -275,44 +400,49 @@ def lower_graph(graph: Graph, case: dict, spec, *, name: str | None = None,
         if array not in stored and wanted != initial:
             array_problems.append(f"array {array}: the case expects it to change, but no STORE writes it "
                                   f"in this case, so it keeps its initial contents")
-    for node_name in arrays:
-        if not firings[node_name]:
+    for unit in units.values():
+        if not firings[unit.name] or (unit.array is None and unit.op not in ("LOCK", "QUEUE")):
             continue
-        node, array = graph.nodes[node_name], arrays[node_name]
-        kinds, _ = _slot_constants(graph, case, node)
-        # first state (LOAD and STORE have no other), the hold slots still armed, no fault
-        status = 1 | sum(1 << (slot + 1) for slot, kind in enumerate(kinds) if kind == "hold")
-        reads[node_name], expected_reads[node_name] = [(REG_STATUS, None)], [status]
-        if node.op == "STORE":
-            reads[node_name] += [(MEM_WINDOW + word, None) for word in range(placed[array][1])]
-            expected_reads[node_name] += [wrap(v) & 0xFFFF_FFFF for v in expect[array]]
+        reads[unit.name], expected_reads[unit.name] = [(REG_STATUS, None)], [statuses[unit.name]]
+        if unit.op in ("STORE", "LDST"):
+            reads[unit.name] += [(MEM_WINDOW + word, None) for word in range(placed[unit.array][1])]
+            expected_reads[unit.name] += [wrap(v) & 0xFFFF_FFFF for v in expect[unit.array]]
     label = name or graph.name
     description = (f"{graph.name}: {len(stream_graph.fu_nodes())} pe tiles, {len(stream_graph.edges)} "
                    f"streams, {model.firings} firings")
     program = Program(name=label, graph=stream_graph, memories=memories, expected=expected,
                       description=description, reads=reads, expected_reads=expected_reads)
     tokens = {key: count for key, count in emitted.items() if consumers.get(key)}
-    return RippleLowering(program, firings, tokens, outputs, model, array_problems, arrays)
+    unit_arrays = {unit.name: unit.array for unit in units.values() if unit.array is not None}
+    return RippleLowering(program, firings, tokens, outputs, model, array_problems, unit_arrays,
+                          {unit.name: unit.nodes for unit in units.values()})
 
 
-def _check_banks(graph: Graph, case: dict, spec, arrays: dict[str, str]) -> dict[str, tuple[int, int]]:
+def _check_banks(graph: Graph, case: dict, spec, units: dict[str, Unit]) -> dict[str, tuple[int, int]]:
     """The arrays' (base, length) in the case's flat layout; raise :class:`LoweringError` if the
-    fabric's banks cannot hold an accessed array."""
+    fabric's banks cannot hold an accessed array or a queue's depth."""
     try:
         placed = layout(graph, case.get("mem", {}))
     except GraphError as error:
         raise LoweringError(f"{graph.name}: {error}") from None
-    if arrays and not spec.pe_mem_depth:
-        node = next(iter(arrays))
-        raise LoweringError(f"{graph.name}: {graph.nodes[node]} needs a memory bank, but the fabric's pe "
-                            f"tiles have none (pe_mem_depth = 0); set pe_mem_depth in the fabric "
+    banked = [unit for unit in units.values() if unit.op in fu_pe.BANK_OPS]
+    if banked and not spec.pe_mem_depth:
+        unit = banked[0]
+        raise LoweringError(f"{graph.name}: {graph.nodes[unit.nodes[0]]} needs a memory bank, but the "
+                            f"fabric's pe tiles have none (pe_mem_depth = 0); set pe_mem_depth in the fabric "
                             f"description, as examples/fabrics/ripple.toml does")
-    for node, array in arrays.items():
-        length = placed[array][1]
+    for unit in banked:
+        if unit.op == "LOCK":
+            continue                    # the directory needs a bank's PE, not its words
+        if unit.array is not None:
+            length, what = placed[unit.array][1], f"array {unit.array!r} has {{}} words in this case"
+        else:
+            length, what = unit.registers[fu_pe.REG_QUEUE_DEPTH], f"queue {unit.name!r} has depth {{}}"
         if length > spec.pe_mem_depth:
-            raise LoweringError(f"{graph.name}: array {array!r} has {length} words in this case, but a pe "
-                                f"tile's bank holds {spec.pe_mem_depth} (pe_mem_depth); {graph.nodes[node]} "
-                                f"needs the whole array in its bank, so raise pe_mem_depth to at least "
+            raise LoweringError(f"{graph.name}: {what.format(length)}, but a pe tile's bank holds "
+                                f"{spec.pe_mem_depth} (pe_mem_depth); {graph.nodes[unit.nodes[0]]} needs "
+                                f"the whole {'array' if unit.array else 'queue'} in its bank, so raise "
+                                f"pe_mem_depth to at least "
                                 f"{1 << max(1, (length - 1).bit_length())}")
     return placed
 

@@ -125,8 +125,11 @@ def _read_problems(lowering, reads: dict) -> list[str]:
             continue
         status, words = got[0], got[1:]
         if status & STATUS_FAULT:
-            problems.append(f"{node} ({lowering.arrays[node]}): memory fault (status bit 4): a LOAD or "
-                            f"STORE address fell outside its bank")
+            if node in lowering.arrays:
+                problems.append(f"{node} ({lowering.arrays[node]}): memory fault (status bit 4): a LOAD or "
+                                f"STORE address fell outside its bank")
+            else:
+                problems.append(f"{node}: fault (status bit 4): a RELEASE of an address no ACQUIRE held")
         elif status != wanted[0]:
             problems.append(f"{node}: status register {status:#x}, expected {wanted[0]:#x}")
         wrong = [k for k, (a, b) in enumerate(zip(words, wanted[1:], strict=True)) if a != b]
@@ -195,8 +198,8 @@ def _run_fabric(path: Path, graph, cases, vectors, *, sim, say, fabric, seed, pr
         reads = split_register_reads(image, result.extra)
         problems += fabric_problems(lowering, image, result.outputs, result.firings, reads)
         firings_equal = not any("PE firings" in p for p in problems)
-        stored = sorted(lowering.arrays[node] for node, words in (lowering.program.reads or {}).items()
-                        if len(words) > 1)
+        stored = sorted(lowering.arrays.get(node, node)
+                        for node, words in (lowering.program.reads or {}).items() if len(words) > 1)
         arrays_equal = not _read_problems(lowering, reads)
         say(f"   {k:<5} {case.get('origin', '-'):<10} {'FAIL' if problems else 'pass':<7} "
             f"{lowering.model.cycles:>9} {result.cycles:>8} {len(image.image):>6} "

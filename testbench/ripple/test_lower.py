@@ -27,6 +27,16 @@ import pytest
 from ripple_core.builder import Builder
 from ripple_core.graph import Input, edge
 from ripple_core.lower import LoweringError, compile_lowering, lower_graph
+from ripple_core.programs import (
+    bfs_memory,
+    histogram,
+    histogram_case,
+    random_csr,
+    reachable,
+    ripple_bfs,
+    tree_case,
+    tree_walk,
+)
 from ripple_core.riptide import load_graph, load_vectors
 from rsn import checks
 from rsn.checks import ProgramError
@@ -251,10 +261,11 @@ def test_the_reference_is_the_case_not_the_model():
 
 def test_lowering_errors_name_the_node():
     b = Builder("queued")
-    (value,) = b.queue(b.const(1), depth=2, name="q")
-    b.sink("out", value)
-    with pytest.raises(LoweringError, match=r"node 'q' \(QUEUE\): QUEUE is a Ripple queue"):
-        lower_graph(b.build(), {"expect": {"out": [1]}}, FABRIC)
+    pair = b.queue(b.const(1), b.const(2), depth=2, name="q")
+    b.sink("out", b.add(*pair))
+    with pytest.raises(LoweringError, match=r"node 'q' \(QUEUE\): a QUEUE of 2-value tuples; a pe tile "
+                                            r"passes one value per token"):
+        lower_graph(b.build(), {"expect": {"out": [3]}}, FABRIC)
     graph = maxof_program()
     graph.nodes["copy"].inputs[0] = Input("edge", source="after", hold=True)
     with pytest.raises(LoweringError, match=r"node 'copy' \(ID\), input 0 \(after.o0 \(hold\)\): a held "
@@ -346,11 +357,12 @@ def test_read_back_words_and_the_fault_bit_are_checked():
 def test_memory_shapes_private_banks_cannot_serve_are_refused():
     b = Builder("twice")
     index, _ = b.stream(b.const(0), b.const(2), b.const(1), cmp="SLT", pred=False)
-    first = b.load(b.array("A"), index, name="first")
-    b.sink("out", b.add(first, b.load(b.array("A"), index, name="second")))
-    with pytest.raises(LoweringError, match=r"node 'second' \(LOAD\) and node 'first' \(LOAD\) both access "
-                                            r"array 'A'; a pe tile's memory bank is private"):
-        lower_graph(b.build(), {"mem": {"A": [1, 2]}, "expect": {"out": [2, 4]}}, FABRIC)
+    b.store(b.array("A"), index, b.hold(1), name="first")
+    b.store(b.array("A"), index, b.hold(2), name="second")
+    with pytest.raises(LoweringError, match=r"node 'second' \(STORE\) and node 'first' \(STORE\) both "
+                                            r"access array 'A', which is stored to; a pe tile's memory bank "
+                                            r"is private"):
+        lower_graph(b.build(), {"mem": {"A": [1, 2]}, "expect": {"A": [2, 2]}}, FABRIC)
     b = Builder("computed")
     b.sink("out", b.load(b.add(b.array("A"), b.const(1)), b.const(0), name="fetch"))
     with pytest.raises(LoweringError, match=r"node 'fetch' \(LOAD\): its base is .*; on pe tiles a LOAD's "
@@ -358,8 +370,8 @@ def test_memory_shapes_private_banks_cannot_serve_are_refused():
         lower_graph(b.build(), {"mem": {"A": [1, 2]}, "expect": {"out": [2]}}, FABRIC)
     b = Builder("synced")
     b.store(b.array("A"), b.const(0), b.const(5), b.const(1), name="put")
-    with pytest.raises(LoweringError, match=r"node 'put' \(STORE\): a STORE with a sync slot needs 4 "
-                                            r"operand slots and a pe tile has 3; order the STORE through an "
+    with pytest.raises(LoweringError, match=r"node 'put' \(STORE\): a STORE with a sync slot does not fit "
+                                            r"in a PE \(a pe tile has 3 operand slots\); order it through an "
                                             r"ORDER"):
         lower_graph(b.build(), {"mem": {"A": [0]}, "expect": {"A": [5]}}, FABRIC)
 
@@ -422,6 +434,23 @@ def _programs(seed: int):
         runs.append((f"maxof seed {seed}", maxof_program(),
                      maxof_case(rng.randint(-2**31, 2**31 - 1), rng.randint(-2**31, 2**31 - 1),
                                 rng.randint(-2**31, 2**31 - 1))))
+    runs += _ripple_programs(rng, seed)
+    return runs
+
+
+def _ripple_programs(rng: random.Random, seed: int):
+    """Programs with Ripple's operators: a self-pushing task on a spill queue (queue, arb, task),
+    atomic increments that contend for a few keys (LOCK, LDST), and Ripple BFS (all of them)."""
+    runs = []
+    nodes = rng.randint(12, 40)
+    runs.append((f"tree_walk {nodes} seed {seed}", tree_walk(nodes, depth=2), tree_case(nodes)))
+    keys = [rng.randrange(3) for _ in range(rng.randint(10, 30))]
+    runs.append((f"histogram seed {seed}", histogram(), histogram_case(keys, 3)))
+    row, col = random_csr(rng.randint(8, 16), 3, rng.randrange(2**31))
+    while len(col) > FABRIC.pe_mem_depth:
+        row, col = random_csr(len(row) - 2, 3, rng.randrange(2**31))
+    runs.append((f"ripple_bfs {len(row) - 1} vertices seed {seed}", ripple_bfs(depth=2),
+                 {"mem": bfs_memory(row, col, ordered=False), "expect": {"visited": reachable(row, col)}}))
     return runs
 
 
