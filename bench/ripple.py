@@ -1,108 +1,33 @@
 """BFS on the Ripple golden model: ordered dataflow with a software queue vs Ripple's async BFS.
 
-``python -m bench.ripple`` builds both programs with :mod:`ripple_core.builder`, runs them on
-random graphs (CSR, uniform random out-degree, 256..1024 vertices) and compares cycles,
-firings, IPC and static size. Both must mark exactly the vertices reachable from vertex 0.
+``python -m bench.ripple`` runs the two BFS programs of :mod:`ripple_core.programs` (ordered
+dataflow with an array queue; Ripple's ``ind async visit`` with a spill queue and an atomic
+test-and-set) on random graphs (CSR, uniform random out-degree, 256..1024 vertices) on the golden
+model and compares cycles, firings, IPC and static size. Both must mark exactly the vertices
+reachable from vertex 0. Model settings: slot depth 2, memory latency 1, unbounded memory ports
+(see docs/ripple.md). Writes bench/results/ripple.json and ripple.md.
 
-* ordered: the C loop ``while head < tail: v = queue[head++]; for e in edges(v): d = col[e];
-  if !visited[d]: visited[d] = 1; queue[tail++] = d``, with CARRYs for head, tail and a memory
-  token that orders every visited/queue access after the previous one (what an ordered-dataflow
-  compiler must insert, as there is no alias information between iterations);
-* ripple: ``ind async visit(v)`` that, for each neighbour d, acquires d, tests and sets
-  visited[d] and pushes ``visit(d)`` when it was new; the self-push goes to a spill queue.
-
-Model settings: slot depth 2, memory latency 1, unbounded memory ports (see docs/ripple.md).
-Writes bench/results/ripple.json and ripple.md.
+``python -m bench.ripple --rtl`` runs the same two programs on the Verilated fabric
+examples/fabrics/ripple_bfs.toml (graphs of up to 256 vertices, whose column array fits the
+1024-word banks), all in one simulation, and writes bench/results/ripple_rtl.json and .md.
 """
 
 from __future__ import annotations
 
 import json
-import random
 import time
 from pathlib import Path
 
-from ripple_core.builder import Builder
 from ripple_core.interp import run
+from ripple_core.programs import bfs_case, ordered_bfs, random_csr, reachable, ripple_bfs
 
-__all__ = ["ordered_bfs", "ripple_bfs", "random_csr", "reachable", "measure", "main"]
+__all__ = ["measure", "measure_rtl", "main"]
 
 RESULTS = Path(__file__).resolve().parent / "results"
+RTL_FABRIC = Path(__file__).resolve().parents[1] / "examples" / "fabrics" / "ripple_bfs.toml"
+RTL_CASES = ((64, 4), (128, 4), (128, 8), (240, 4))
 CASES = ((256, 4), (256, 8), (512, 6), (1024, 4), (1024, 8))
 DEPTH, MEM_LATENCY, SPILL_DEPTH, SEED = 2, 1, 8, 2025
-
-
-def random_csr(vertices: int, degree: int, seed: int) -> tuple[list[int], list[int]]:
-    """CSR (row offsets, column indices) with out-degree uniform in [degree/2, 3*degree/2]."""
-    rng = random.Random(seed)
-    row, col = [0], []
-    for _ in range(vertices):
-        col += [rng.randrange(vertices) for _ in range(rng.randint(degree // 2, degree * 3 // 2))]
-        row.append(len(col))
-    return row, col
-
-
-def reachable(row, col, source=0) -> list[int]:
-    seen, stack = {source}, [source]
-    while stack:
-        v = stack.pop()
-        for d in col[row[v]:row[v + 1]]:
-            if d not in seen:
-                seen.add(d)
-                stack.append(d)
-    return [int(v in seen) for v in range(len(row) - 1)]
-
-
-def ordered_bfs():
-    """RipTide-style BFS with an array queue (see the module docstring)."""
-    b = Builder("bfs-ordered")
-    row, col, visited, queue = (b.array(name) for name in ("row", "col", "visited", "queue"))
-    go, h_next, t_next, m_next = (b.wire(label) for label in ("go", "head", "tail", "mem"))
-    head = b.carry(go, b.const(0), h_next)
-    tail = b.carry(go, b.const(1), t_next)
-    mem = b.carry(go, b.const(0), m_next)
-    go.bind(b.slt(head, tail))
-    h = b.steer(go, head)
-    h_next.bind(b.add(h, b.hold(1)))
-    vertex = b.load(queue, h, sync=b.steer(go, mem))
-    start = b.load(row, vertex)
-    end = b.load(row, b.add(vertex, b.hold(1)))
-    edge, flag = b.stream(start, end, b.hold(1), cmp="SLT", pred=False)
-    ti_next, mi_next = b.wire("inner tail"), b.wire("inner mem")
-    ti = b.carry(flag, b.steer(go, tail), ti_next, pred=False)
-    mi = b.carry(flag, vertex.at(1), mi_next, pred=False)
-    t_cur, m_cur = b.steer(flag, ti, pred=False), b.steer(flag, mi, pred=False)
-    t_next.bind(b.steer(flag, ti, pred=True))
-    m_next.bind(b.steer(flag, mi, pred=True))
-    d = b.load(col, edge)
-    seen = b.load(visited, d, sync=m_cur)
-    new = b.eq(seen, b.hold(0))
-    d_new = b.steer(new, d)
-    marked = b.store(visited, d_new, b.hold(1))
-    queued = b.store(queue, b.steer(new, t_cur), d_new, sync=marked)
-    ti_next.bind(b.add(t_cur, new))
-    mi_next.bind(b.merge(new, queued, b.steer(new, seen.at(1), pred=False)))
-    return b.build()
-
-
-def ripple_bfs(spill: bool = True, depth: int = SPILL_DEPTH):
-    """``ind async visit(v)`` with an atomic test-and-set of visited and a self-push."""
-    b = Builder("bfs-ripple")
-    row, col, visited = (b.array(name) for name in ("row", "col", "visited"))
-    visit = b.task("visit", 1, ind=True, depth=depth, spill=spill)
-    (vertex,) = visit.args
-    start = b.load(row, vertex)
-    end = b.load(row, b.add(vertex, b.hold(1)))
-    edge, _ = b.stream(start, end, b.hold(1), cmp="SLT")
-    d = b.acquire(b.load(col, edge))
-    seen = b.load(visited, d)
-    new = b.eq(seen, b.hold(0))
-    d_new = b.steer(new, d)
-    marked = b.store(visited, d_new, b.hold(1))
-    b.release(d, sync=b.merge(new, marked, b.steer(new, seen.at(1), pred=False)))
-    b.push(visit, d_new)
-    b.push(visit, b.const(0))
-    return b.build()
 
 
 def _run(graph, memory):
@@ -114,15 +39,14 @@ def _run(graph, memory):
 def measure(vertices: int, degree: int, seed: int) -> dict:
     row, col = random_csr(vertices, degree, seed)
     expected = reachable(row, col)
-    visited = [1] + [0] * (vertices - 1)
     figures = {"vertices": vertices, "degree": degree, "edges": len(col), "reached": sum(expected)}
-    programs = {"ordered": (ordered_bfs(), {"row": row, "col": col, "visited": visited,
-                                            "queue": [0] * (vertices + 1)}),
-                "ripple": (ripple_bfs(), {"row": row, "col": col, "visited": visited})}
-    for name, (graph, memory) in programs.items():
-        result, seconds = _run(graph, memory)
-        if result.arrays["visited"] != expected or not result.drained:
-            raise AssertionError(f"{name} BFS on {vertices} vertices: wrong visited set or tokens left")
+    programs = {"ordered": (ordered_bfs(), bfs_case(row, col, ordered=True)),
+                "ripple": (ripple_bfs(), bfs_case(row, col, ordered=False))}
+    for name, (graph, case) in programs.items():
+        result, seconds = _run(graph, case["mem"])
+        wrong = [array for array, words in case["expect"].items() if result.arrays[array] != words]
+        if wrong or not result.drained:
+            raise AssertionError(f"{name} BFS on {vertices} vertices: wrong {wrong} or tokens left")
         figures[name] = {"cycles": result.cycles, "firings": result.firings, "ipc": round(result.ipc, 3),
                          "static": result.static_instructions,
                          "control_share": round(result.control_firings / result.firings, 3),
@@ -130,13 +54,96 @@ def measure(vertices: int, degree: int, seed: int) -> dict:
                          "spill_traffic": result.spill_traffic,
                          "mem_ops": result.mem_reads + result.mem_writes,
                          "max_locks": result.max_locks_held, "seconds": round(seconds, 2)}
-    deeper = run(programs["ripple"][0], memory=programs["ripple"][1], depth=4, mem_latency=MEM_LATENCY)
+    deeper = run(programs["ripple"][0], memory=programs["ripple"][1]["mem"], depth=4, mem_latency=MEM_LATENCY)
     figures["ripple_depth4"] = {"cycles": deeper.cycles, "ipc": round(deeper.ipc, 3)}
     o, r = figures["ordered"], figures["ripple"]
     figures["speedup"] = round(o["cycles"] / r["cycles"], 2)
     figures["firings_ratio"] = round(r["firings"] / o["firings"], 2)
     figures["ipc_gain"] = round(r["ipc"] / o["ipc"], 2)
     return figures
+
+
+def measure_rtl(cases=RTL_CASES, fabric: Path = RTL_FABRIC) -> dict:
+    """Both BFS programs on every graph of ``cases``, on the Verilated fabric, in one simulation.
+    A run passes if ``done`` rises, every PE's firings equal the golden model's, and the arrays
+    read back from the banks (visited; the ordered queue) equal the Python reference."""
+    from ripple_core.lower import compile_lowering, lower_graph
+    from rsn.fabric_spec import load_fabric
+    from rsn.readout import register_reads, split_register_reads
+    from testbench.fabric_run import run_many_on_rtl
+    from testbench.ripple_run import fabric_problems
+
+    spec = load_fabric(fabric)
+    runs = []
+    for k, (vertices, degree) in enumerate(cases):
+        row, col = random_csr(vertices, degree, SEED + k)
+        if len(col) > spec.pe_mem_depth:
+            raise ValueError(f"{vertices} vertices, degree {degree}: {len(col)} edges do not fit the "
+                             f"{spec.pe_mem_depth}-word banks of {fabric.name}")
+        for name, graph in (("ordered", ordered_bfs()), ("ripple", ripple_bfs(depth=SPILL_DEPTH))):
+            case = bfs_case(row, col, ordered=name == "ordered")
+            lowering = lower_graph(graph, case, spec, name=f"bfs-{name}-{vertices}-{degree}")
+            compiled = compile_lowering(lowering, spec, seed=SEED)
+            key = (vertices, degree, len(col), sum(case["expect"]["visited"]))
+            runs.append((key, name, lowering, compiled))
+    started = time.monotonic()
+    results = run_many_on_rtl([run[3] for run in runs], profiles=["no_stall"] * len(runs),
+                              seeds=[SEED] * len(runs), case="bench-ripple-bfs-rtl", max_cycles=2_000_000,
+                              extra_reads=[register_reads(run[3]) for run in runs])
+    wall = time.monotonic() - started
+    rows = {}
+    for (graph_key, name, lowering, compiled), result in zip(runs, results, strict=True):
+        reads = split_register_reads(compiled, result.extra)
+        problems = fabric_problems(lowering, compiled, result.outputs, result.firings, reads)
+        firings = lowering.model.firings
+        row = rows.setdefault(graph_key, {"vertices": graph_key[0], "degree": graph_key[1],
+                                          "edges": graph_key[2], "reached": graph_key[3]})
+        compute = result.cycles - len(compiled.image)
+        row[name] = {"passed": not problems and result.done_cycle is not None, "problems": problems,
+                     "rtl_cycles": result.cycles, "image_words": len(compiled.image),
+                     "compute_cycles": compute, "firings": firings,
+                     "ipc": round(firings / result.cycles, 3), "static": len(lowering.units),
+                     "pe_tiles": len(compiled.program.graph.fu_nodes()),
+                     "model_cycles": lowering.model.cycles}
+    for row in rows.values():
+        o, r = row["ordered"], row["ripple"]
+        row["speedup"] = round(o["rtl_cycles"] / r["rtl_cycles"], 2)
+        row["compute_speedup"] = round(o["compute_cycles"] / r["compute_cycles"], 2)
+    settings = {"fabric": fabric.name, "rows": spec.rows, "cols": spec.cols, "queue_depth": spec.queue_depth,
+                "pe_mem_depth": spec.pe_mem_depth, "spill_depth": SPILL_DEPTH, "seed": SEED,
+                "simulation_seconds": round(wall, 1)}
+    return {"settings": settings, "runs": list(rows.values())}
+
+
+def markdown_rtl(report: dict) -> str:
+    settings = report["settings"]
+    lines = [
+        "# BFS on the RTL fabric: ordered dataflow vs Ripple",
+        "",
+        f"Both programs of `ripple_core/programs.py`, lowered onto `{settings['fabric']}` "
+        f"({settings['rows']}x{settings['cols']} pe tiles, queue depth {settings['queue_depth']}, "
+        f"{settings['pe_mem_depth']}-word banks; Ripple's task queue: depth {settings['spill_depth']} "
+        f"with spill) and run in one simulation of the Verilated fabric, no host stalls, seed "
+        f"{settings['seed']}. RTL cycles count from START to done and include loading the image "
+        f"(configuration and the arrays, at most one word per cycle); compute = RTL cycles - image "
+        f"words (approximate: PEs configured early start before the last word arrives). Firings are "
+        f"the PEs' firing counters (equal to the golden model's in every run); IPC = firings / RTL "
+        f"cycles; static = PEs (a LOAD and a STORE of one array share one, as do ACQUIRE and RELEASE).",
+        "",
+        "| vertices | d | edges | reached | passed (ord / Ripple) | RTL cycles (ord / Ripple) | speed-up "
+        "| compute cycles (ord / Ripple) | compute speed-up | firings (ord / Ripple) | IPC (ord / Ripple) "
+        "| static PEs (ord / Ripple) | model cycles (ord / Ripple) |",
+        "|---:|---:|---:|---:|---|---|---:|---|---:|---|---|---|---|",
+    ]
+    for row in report["runs"]:
+        o, r = row["ordered"], row["ripple"]
+        lines.append(f"| {row['vertices']} | {row['degree']} | {row['edges']} | {row['reached']} | "
+                     f"{'yes' if o['passed'] else 'NO'} / {'yes' if r['passed'] else 'NO'} | "
+                     f"{o['rtl_cycles']} / {r['rtl_cycles']} | {row['speedup']}x | "
+                     f"{o['compute_cycles']} / {r['compute_cycles']} | {row['compute_speedup']}x | "
+                     f"{o['firings']} / {r['firings']} | {o['ipc']} / {r['ipc']} | "
+                     f"{o['static']} / {r['static']} | {o['model_cycles']} / {r['model_cycles']} |")
+    return "\n".join(lines) + "\n"
 
 
 def markdown(rows: list[dict]) -> str:
@@ -169,7 +176,21 @@ def markdown(rows: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main() -> int:
+def main(argv=None) -> int:
+    import sys
+
+    args = sys.argv[1:] if argv is None else argv
+    if "--rtl" in args:
+        report = measure_rtl()
+        RESULTS.mkdir(exist_ok=True)
+        (RESULTS / "ripple_rtl.json").write_text(json.dumps(report, indent=1) + "\n")
+        (RESULTS / "ripple_rtl.md").write_text(markdown_rtl(report))
+        for row in report["runs"]:
+            o, r = row["ordered"], row["ripple"]
+            print(f"{row['vertices']} vertices, d={row['degree']}: ordered {o['rtl_cycles']} RTL cycles, "
+                  f"Ripple {r['rtl_cycles']} ({row['speedup']}x; compute {row['compute_speedup']}x)")
+        print(f"wrote {RESULTS / 'ripple_rtl.json'} and {RESULTS / 'ripple_rtl.md'}")
+        return 0 if all(row[p]["passed"] for row in report["runs"] for p in ("ordered", "ripple")) else 1
     rows = []
     for k, (vertices, degree) in enumerate(CASES):
         figures = measure(vertices, degree, SEED + k)

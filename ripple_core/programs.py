@@ -21,8 +21,8 @@ import random
 from .builder import Builder
 from .graph import Graph
 
-__all__ = ["ordered_bfs", "ripple_bfs", "tree_walk", "histogram", "random_csr", "reachable",
-           "histogram_case", "tree_case", "bfs_memory"]
+__all__ = ["ordered_bfs", "ripple_bfs", "tree_walk", "histogram", "random_csr", "reachable", "bfs_queue",
+           "bfs_case", "histogram_case", "tree_case", "bfs_memory"]
 
 
 def random_csr(vertices: int, degree: int, seed: int) -> tuple[list[int], list[int]]:
@@ -47,6 +47,21 @@ def reachable(row, col, source=0) -> list[int]:
     return [int(v in seen) for v in range(len(row) - 1)]
 
 
+def bfs_queue(row, col, source=0) -> list[int]:
+    """The reference for ordered BFS's queue array: the source, then each vertex in the order a
+    FIFO breadth-first search discovers it (edges in column order), then zeros."""
+    vertices = len(row) - 1
+    order, seen, head = [source], {source}, 0
+    while head < len(order):
+        v = order[head]
+        head += 1
+        for d in col[row[v]:row[v + 1]]:
+            if d not in seen:
+                seen.add(d)
+                order.append(d)
+    return order + [0] * (vertices + 1 - len(order))
+
+
 def bfs_memory(row, col, ordered: bool) -> dict:
     """Initial arrays for a BFS from vertex 0 (visited[0] set; the ordered queue holds 0)."""
     vertices = len(row) - 1
@@ -54,6 +69,15 @@ def bfs_memory(row, col, ordered: bool) -> dict:
     if ordered:
         memory["queue"] = [0] * (vertices + 1)
     return memory
+
+
+def bfs_case(row, col, ordered: bool) -> dict:
+    """A case for either BFS program: its arrays and, as the reference, the reachable set (and
+    for ordered BFS its queue's contents), computed here in Python."""
+    expect = {"visited": reachable(row, col)}
+    if ordered:
+        expect["queue"] = bfs_queue(row, col)
+    return {"mem": bfs_memory(row, col, ordered), "expect": expect}
 
 
 def ordered_bfs() -> Graph:

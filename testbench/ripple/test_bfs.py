@@ -3,8 +3,8 @@ Ripple's self-push needs its spill queue."""
 
 import pytest
 
-from bench.ripple import ordered_bfs, random_csr, reachable, ripple_bfs
 from ripple_core.interp import DeadlockError, run
+from ripple_core.programs import ordered_bfs, random_csr, reachable, ripple_bfs
 from testbench.seeds import seeds_for
 
 

@@ -28,6 +28,7 @@ from ripple_core.builder import Builder
 from ripple_core.graph import Input, edge
 from ripple_core.lower import LoweringError, compile_lowering, lower_graph
 from ripple_core.programs import (
+    bfs_case,
     bfs_memory,
     histogram,
     histogram_case,
@@ -38,10 +39,10 @@ from ripple_core.programs import (
     tree_walk,
 )
 from ripple_core.riptide import load_graph, load_vectors
-from rsn import checks
+from rsn import checks, fu_pe
 from rsn.checks import ProgramError
 from rsn.fabric_spec import FabricError, load_fabric, parse_fabric
-from rsn.fu_pe import MEM_WINDOW, REG_ORIGIN, REG_PAGE, REG_STATUS, decode_config
+from rsn.fu_pe import MEM_WINDOW, REG_CONFIG, REG_ORIGIN, REG_PAGE, REG_STATUS, decode_config
 from rsn.graph import StreamGraph
 from rsn.model import FabricModel
 from rsn.place import PlaceError
@@ -537,3 +538,38 @@ def test_a_fabric_run_with_other_firings_or_outputs_fails():
     problems = fabric_problems(lowering, compiled, {"out0": [3]}, firings)
     assert problems[0].startswith("host port out0 differs at token 0: got [3], expected [9]")
     assert problems[1].startswith("PE firings differ from the golden model's: pick on")
+
+
+def test_self_pushing_task_without_spill_is_refused_naming_its_queue():
+    """Ripple's rule, checked before anything is generated: a task on a push cycle needs a spill
+    queue. The golden model shows the deadlock the rule prevents, and the spill version lowers."""
+    from ripple_core.interp import DeadlockError, run
+
+    case = tree_case(30)
+    with pytest.raises(LoweringError, match=r"tree-walk: queue 'walk.q' \(depth 2\) has no spill, but its "
+                                            r"task is on a push cycle \(walk -> walk\).*spill=True"):
+        lower_graph(tree_walk(30, spill=False), case, FABRIC)
+    with pytest.raises(DeadlockError, match=r"queue 'walk.q' \(depth 2\) full"):
+        run(tree_walk(30, spill=False), memory=case["mem"], depth=2)
+    lowering = lower_graph(tree_walk(30), case, FABRIC)
+    queue = lowering.program.memories["walk.q"]
+    assert queue[fu_pe.REG_QUEUE_DEPTH] == 2 and decode_config(queue[REG_CONFIG])["pred"]
+
+
+def test_ripple_units_fuse_sites_and_copy_read_only_arrays():
+    """ACQUIRE and RELEASE share a LOCK PE, the LOAD and STORE of ``visited`` an LDST PE (slots and
+    ports as docs/ripple.md lists them), and ``row``, read by two LOADs, is in both their banks."""
+    row, col = random_csr(10, 3, 4)
+    lowering = lower_graph(ripple_bfs(depth=2), bfs_case(row, col, ordered=False), FABRIC)
+    units = lowering.units
+    (lock,) = [name for name, nodes in units.items() if len(nodes) == 2 and "acquire" in name]
+    (ldst,) = [name for name, nodes in units.items() if len(nodes) == 2 and "store" in name]
+    assert decode_config(lowering.program.memories[lock][REG_CONFIG])["op"] == "LOCK"
+    assert decode_config(lowering.program.memories[ldst][REG_CONFIG])["op"] == "LDST"
+    assert lowering.arrays[ldst] == "visited"
+    assert sorted(array for array in lowering.arrays.values()) == ["col", "row", "row", "visited"]
+    assert lowering.firings[lock] == 2 * len(col)       # one acquire and one release per edge
+    streams = {(edge.source, tuple(edge.sinks)) for edge in lowering.program.graph.edges}
+    # the acquired address goes to the load site (LDST slot 0) and the release site (LOCK slot 1)
+    assert any(source == (lock, 0) and (ldst, 0) in sinks and (lock, 1) in sinks
+               for source, sinks in streams), streams
