@@ -47,6 +47,7 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.cycle_model
 	$(BIN)/python -m bench.snn
 	$(BIN)/python -m bench.ripple
+	$(BIN)/python -m bench.ripple --rtl
 	$(BIN)/python -m bench.ripple_suite
 
 BOARD  ?=

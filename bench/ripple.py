@@ -15,17 +15,19 @@ examples/fabrics/ripple_bfs.toml (graphs of up to 256 vertices, whose column arr
 from __future__ import annotations
 
 import json
+import random
 import time
 from pathlib import Path
 
 from ripple_core.interp import run
-from ripple_core.programs import bfs_case, ordered_bfs, random_csr, reachable, ripple_bfs
+from ripple_core.programs import bfs_case, dmv, dmv_case, ordered_bfs, random_csr, reachable, ripple_bfs
 
 __all__ = ["measure", "measure_rtl", "main"]
 
 RESULTS = Path(__file__).resolve().parent / "results"
 RTL_FABRIC = Path(__file__).resolve().parents[1] / "examples" / "fabrics" / "ripple_bfs.toml"
 RTL_CASES = ((64, 4), (128, 4), (128, 8), (240, 4))
+DMV_CASES = ((8, 8), (16, 16), (32, 32))       # (rows, columns)
 CASES = ((256, 4), (256, 8), (512, 6), (1024, 4), (1024, 8))
 DEPTH, MEM_LATENCY, SPILL_DEPTH, SEED = 2, 1, 8, 2025
 
@@ -63,10 +65,22 @@ def measure(vertices: int, degree: int, seed: int) -> dict:
     return figures
 
 
-def measure_rtl(cases=RTL_CASES, fabric: Path = RTL_FABRIC) -> dict:
-    """Both BFS programs on every graph of ``cases``, on the Verilated fabric, in one simulation.
-    A run passes if ``done`` rises, every PE's firings equal the golden model's, and the arrays
-    read back from the banks (visited; the ordered queue) equal the Python reference."""
+def _dmv_runs(cases) -> list:
+    runs = []
+    for k, (m, n) in enumerate(cases):
+        rng = random.Random(SEED + 100 + k)
+        case = dmv_case([[rng.randint(-99, 99) for _ in range(n)] for _ in range(m)],
+                        [rng.randint(-99, 99) for _ in range(n)])
+        for name in ("ordered", "ripple"):
+            runs.append((("dmv", m, n), name, case, dmv(ripple=name == "ripple")))
+    return runs
+
+
+def measure_rtl(cases=RTL_CASES, dmv_cases=DMV_CASES, fabric: Path = RTL_FABRIC) -> dict:
+    """Both BFS programs on every graph of ``cases`` and both dmv programs on every shape of
+    ``dmv_cases``, on the Verilated fabric, in one simulation. A run passes if ``done`` rises,
+    every PE's firings equal the golden model's, and the arrays read back from the banks
+    (visited and the ordered queue; y) equal the Python reference."""
     from ripple_core.lower import compile_lowering, lower_graph
     from rsn.fabric_spec import load_fabric
     from rsn.readout import register_reads, split_register_reads
@@ -86,6 +100,9 @@ def measure_rtl(cases=RTL_CASES, fabric: Path = RTL_FABRIC) -> dict:
             compiled = compile_lowering(lowering, spec, seed=SEED)
             key = (vertices, degree, len(col), sum(case["expect"]["visited"]))
             runs.append((key, name, lowering, compiled))
+    for key, name, case, graph in _dmv_runs(dmv_cases):
+        lowering = lower_graph(graph, case, spec, name=f"dmv-{name}-{key[1]}x{key[2]}")
+        runs.append((key, name, lowering, compile_lowering(lowering, spec, seed=SEED)))
     started = time.monotonic()
     results = run_many_on_rtl([run[3] for run in runs], profiles=["no_stall"] * len(runs),
                               seeds=[SEED] * len(runs), case="bench-ripple-bfs-rtl", max_cycles=2_000_000,
@@ -96,8 +113,12 @@ def measure_rtl(cases=RTL_CASES, fabric: Path = RTL_FABRIC) -> dict:
         reads = split_register_reads(compiled, result.extra)
         problems = fabric_problems(lowering, compiled, result.outputs, result.firings, reads)
         firings = lowering.model.firings
-        row = rows.setdefault(graph_key, {"vertices": graph_key[0], "degree": graph_key[1],
-                                          "edges": graph_key[2], "reached": graph_key[3]})
+        if graph_key[0] == "dmv":
+            row = rows.setdefault(graph_key, {"kernel": "dmv", "rows": graph_key[1], "columns": graph_key[2]})
+        else:
+            vertices, degree, edges, reached = graph_key
+            row = rows.setdefault(graph_key, {"kernel": "bfs", "vertices": vertices, "degree": degree,
+                                              "edges": edges, "reached": reached})
         compute = result.cycles - len(compiled.image)
         row[name] = {"passed": not problems and result.done_cycle is not None, "problems": problems,
                      "rtl_cycles": result.cycles, "image_words": len(compiled.image),
@@ -135,7 +156,7 @@ def markdown_rtl(report: dict) -> str:
         "| static PEs (ord / Ripple) | model cycles (ord / Ripple) |",
         "|---:|---:|---:|---:|---|---|---:|---|---:|---|---|---|---|",
     ]
-    for row in report["runs"]:
+    for row in [row for row in report["runs"] if row["kernel"] == "bfs"]:
         o, r = row["ordered"], row["ripple"]
         lines.append(f"| {row['vertices']} | {row['degree']} | {row['edges']} | {row['reached']} | "
                      f"{'yes' if o['passed'] else 'NO'} / {'yes' if r['passed'] else 'NO'} | "
@@ -143,6 +164,20 @@ def markdown_rtl(report: dict) -> str:
                      f"{o['compute_cycles']} / {r['compute_cycles']} | {row['compute_speedup']}x | "
                      f"{o['firings']} / {r['firings']} | {o['ipc']} / {r['ipc']} | "
                      f"{o['static']} / {r['static']} | {o['model_cycles']} / {r['model_cycles']} |")
+    lines += ["", "dmv (`y = A x`, random values in -99..99): ordered, and Ripple with one `ind async` task "
+              "per row pushed by the row loop. Regular code, so Ripple is expected to run alike.", "",
+              "| rows x columns | passed (ord / Ripple) | RTL cycles (ord / Ripple) | speed-up "
+              "| compute cycles (ord / Ripple) | firings (ord / Ripple) | IPC (ord / Ripple) "
+              "| static PEs (ord / Ripple) | model cycles (ord / Ripple) |",
+              "|---|---|---|---:|---|---|---|---|---|"]
+    for row in [row for row in report["runs"] if row["kernel"] == "dmv"]:
+        o, r = row["ordered"], row["ripple"]
+        lines.append(f"| {row['rows']} x {row['columns']} | "
+                     f"{'yes' if o['passed'] else 'NO'} / {'yes' if r['passed'] else 'NO'} | "
+                     f"{o['rtl_cycles']} / {r['rtl_cycles']} | {row['speedup']}x | "
+                     f"{o['compute_cycles']} / {r['compute_cycles']} | {o['firings']} / {r['firings']} | "
+                     f"{o['ipc']} / {r['ipc']} | {o['static']} / {r['static']} | "
+                     f"{o['model_cycles']} / {r['model_cycles']} |")
     return "\n".join(lines) + "\n"
 
 
@@ -187,7 +222,9 @@ def main(argv=None) -> int:
         (RESULTS / "ripple_rtl.md").write_text(markdown_rtl(report))
         for row in report["runs"]:
             o, r = row["ordered"], row["ripple"]
-            print(f"{row['vertices']} vertices, d={row['degree']}: ordered {o['rtl_cycles']} RTL cycles, "
+            what = f"{row['vertices']} vertices, d={row['degree']}" if row["kernel"] == "bfs" else \
+                f"dmv {row['rows']}x{row['columns']}"
+            print(f"{what}: ordered {o['rtl_cycles']} RTL cycles, "
                   f"Ripple {r['rtl_cycles']} ({row['speedup']}x; compute {row['compute_speedup']}x)")
         print(f"wrote {RESULTS / 'ripple_rtl.json'} and {RESULTS / 'ripple_rtl.md'}")
         return 0 if all(row[p]["passed"] for row in report["runs"] for p in ("ordered", "ripple")) else 1

@@ -2,7 +2,11 @@
 
 The lowering (docs/ripple.md, "On the RTL fabric"):
 
-* **One PE per operator.** Each operator node becomes a ``pe`` node. Its configuration word
+* **One PE per operator, or per pair of sites** (a *unit*). One ACQUIRE and one RELEASE share
+  a LOCK PE (the atomic directory); the LOAD and the STORE of one STOREd array share an LDST PE
+  (the array's bank). QUEUE, ARB and TASK of one value per token are PEs of those operators. A
+  task on a push cycle without a spill queue is refused, naming the queue (Ripple's rule).
+  Otherwise each operator node becomes a ``pe`` node. Its configuration word
   (operator, ``pred``, STREAM ``cmp``, the slot kinds, the ``drop`` mask) and the constants of its
   ``const``, ``hold`` and ``arg`` slots are the PE's registers 0-3, written before the run. An
   ``arg`` slot is a constant of this case: the scalar's value, or the array's base address. The
@@ -19,8 +23,9 @@ The lowering (docs/ripple.md, "On the RTL fabric"):
   exactly that often; a fabric that computes a different decider fires differently and does not
   finish. An operator that never fires in the case gets no tile, and a port that emits nothing
   gets no stream: the fabric refuses empty micro-ops and streams.
-* **Memory.** A PE's bank is private (rsn/fu_pe.py), so an array lives in the bank of the one
-  LOAD or STORE node that accesses it; the fabric's ``pe_mem_depth`` sizes every bank. The node's
+* **Memory.** A PE's bank is private (rsn/fu_pe.py), so an array lives in the bank of the PE
+  that accesses it: a copy in each LOAD's bank for an array that is only read, else the one
+  STORE's (or LDST's) bank; the fabric's ``pe_mem_depth`` sizes every bank. The node's
   base slot must be the array's pointer argument, held (the RipTide suite's only shape), and its
   ``origin`` register (5) is the array's flat base, so the node's flat addresses reach bank words
   ``0 .. len - 1``. The array's initial contents are written through the bank window before the
@@ -32,9 +37,10 @@ The lowering (docs/ripple.md, "On the RTL fabric"):
   can change (only LOADed, or its STORE never fires in this case) must be expected unchanged;
   :attr:`RippleLowering.array_problems` lists those whose ``expect`` differs.
 
-Not on the fabric yet: Ripple's own operators (queue, arb, task, acquire, release), and memory
-shapes private banks cannot serve (an array accessed by two nodes, a base that is not the array's
-held pointer argument, a STORE with a sync slot). A graph that uses one gets a
+Not on the fabric: tuples of more than one value in Ripple's operators, more than one ACQUIRE
+or RELEASE site, and memory shapes private banks cannot serve (a STOREd array accessed by more
+than one LOAD or STORE, a base that is not the array's held pointer argument, a sync slot on a
+STORE or on an LDST's LOAD). A graph that uses one gets a
 :class:`LoweringError` naming the node. A graph too large for the fabric gets the placer's or
 router's error at compile time.
 """

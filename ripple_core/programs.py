@@ -10,6 +10,9 @@ token. The same graphs run on the golden model and on the RTL fabric.
   ordered-dataflow compiler must insert, as it has no alias information between iterations).
 * :func:`ripple_bfs`: ``ind async visit(v)`` that, for each neighbour d, acquires d, tests and
   sets visited[d] and pushes ``visit(d)`` when it was new; the self-push goes to a spill queue.
+* :func:`dmv`: ``y[i] = sum_j A[i*n + j] * x[j]`` for i < m, ordered (an outer STREAM over the
+  rows) or with Ripple (the outer STREAM pushes ``ind async row(i)``). Regular code: Ripple's
+  tasks add a queue and a dispatch and take nothing away, so the two should run alike.
 * :func:`tree_walk`: a task that pushes itself twice per invocation (a binary tree of ``n``
   nodes), so its queue must spill; each invocation marks its node in ``seen``.
 * :func:`histogram`: ``count[keys[i]] += 1`` pipelined over i; with ``atomic`` each increment is
@@ -22,7 +25,7 @@ from .builder import Builder
 from .graph import Graph
 
 __all__ = ["ordered_bfs", "ripple_bfs", "tree_walk", "histogram", "random_csr", "reachable", "bfs_queue",
-           "bfs_case", "histogram_case", "tree_case", "bfs_memory"]
+           "bfs_case", "histogram_case", "tree_case", "bfs_memory", "dmv", "dmv_case"]
 
 
 def random_csr(vertices: int, degree: int, seed: int) -> tuple[list[int], list[int]]:
@@ -170,3 +173,33 @@ def histogram_case(keys: list[int], bins: int) -> dict:
         counts[key] += 1
     return {"args": {"n": len(keys)}, "mem": {"keys": keys, "count": [0] * bins},
             "expect": {"count": counts, "done": [1] * len(keys)}}
+
+
+def dmv(*, ripple: bool) -> Graph:
+    """Dense matrix-vector product (see the module docstring)."""
+    b = Builder("dmv-ripple" if ripple else "dmv-ordered")
+    matrix, vector, result = b.array("A"), b.array("x"), b.array("y")
+    n = b.scalar("n")
+    i, _ = b.stream(b.const(0), b.scalar("m"), b.hold(1), cmp="SLT")
+    if ripple:
+        row = b.task("row", 1, ind=True, depth=2)
+        b.push(row, i)
+        (i,) = row.args
+    base = b.mul(i, n)
+    zero = b.op("AND", i, b.hold(0))
+    ja, flag = b.stream(base, b.add(base, n), b.hold(1), cmp="SLT")
+    jx, _ = b.stream(zero, n, b.hold(1), cmp="SLT")
+    product = b.mul(b.load(matrix, ja), b.load(vector, jx))
+    s_next = b.wire("sum")
+    s = b.carry(flag, zero, s_next, pred=False)
+    s_next.bind(b.add(b.steer(flag, s, pred=False), product))
+    b.store(result, i, b.steer(flag, s, pred=True))
+    return b.build()
+
+
+def dmv_case(matrix: list[list[int]], vector: list[int]) -> dict:
+    m, n = len(matrix), len(vector)
+    y = [sum(a * v for a, v in zip(row, vector, strict=True)) for row in matrix]
+    return {"args": {"m": m, "n": n},
+            "mem": {"A": [a for row in matrix for a in row], "x": vector, "y": [0] * m},
+            "expect": {"y": y}}
