@@ -35,6 +35,7 @@ from .ripple_ops_bench import run_op_bench
 
 PROFILES = ["no_stall", "random_stall_50", "backpressure_90", "blocked_then_free"]
 MEM_DEPTH = 64
+SLOT_DEPTHS = [1, 2, 4]     # the PE's operand queues
 
 
 def _seeds(name: str, count: int = 2) -> list[int]:
@@ -97,15 +98,16 @@ def queue_writes(depth: int, spill: bool) -> dict:
     return {REG_CONFIG: pe_config_word("QUEUE", pred=spill, drop=(1,)), REG_QUEUE_DEPTH: depth}
 
 
+@pytest.mark.parametrize("slot_depth", SLOT_DEPTHS)
 @pytest.mark.parametrize("profile", PROFILES)
 @pytest.mark.parametrize("spill", [False, True])
-def test_queue_keeps_fifo_order(profile, spill):
-    for seed in _seeds(f"queue:{profile}:{spill}"):
+def test_queue_keeps_fifo_order(profile, spill, slot_depth):
+    for seed in _seeds(f"queue:{profile}:{spill}:{slot_depth}"):
         rng = random.Random(seed)
         tokens = [rng.getrandbits(32) for _ in range(40)]
         rule = QueueRule(tokens)
-        bench = run_op_bench(RipplePE(2, mem_depth=MEM_DEPTH), queue_writes(3, spill), {0: tokens}, rule,
-                             profile=profile, seed=seed)
+        bench = run_op_bench(RipplePE(slot_depth, mem_depth=MEM_DEPTH), queue_writes(3, spill), {0: tokens},
+                             rule, profile=profile, seed=seed)
         writes, reads = bench.read_values[REG_SPILL_WRITES], bench.read_values[REG_SPILL_READS]
         assert writes == reads, f"{writes} words spilled but {reads} came back"
         if not spill:
@@ -287,15 +289,16 @@ class LockRule(Rule):
         assert self.bench.read_values[REG_STATUS] & (1 | STATUS_FAULT) == 1
 
 
+@pytest.mark.parametrize("slot_depth", SLOT_DEPTHS)
 @pytest.mark.parametrize("profile", PROFILES)
-def test_lock_exclusive_under_contention(profile):
+def test_lock_exclusive_under_contention(profile, slot_depth):
     maxima = []
-    for seed in _seeds(f"lock:{profile}"):
+    for seed in _seeds(f"lock:{profile}:{slot_depth}"):
         rng = random.Random(seed)
         addresses = [rng.choice([3, 5, 8, -1, 1 << 20, 9, 10]) for _ in range(40)]
         rule = LockRule(addresses, rng)
-        run_op_bench(RipplePE(2, mem_depth=16), {REG_CONFIG: pe_config_word("LOCK")}, {0: addresses}, rule,
-                     profile=profile, seed=seed)
+        run_op_bench(RipplePE(slot_depth, mem_depth=16), {REG_CONFIG: pe_config_word("LOCK")}, {0: addresses},
+                     rule, profile=profile, seed=seed)
         maxima.append(rule.max_held)
     if profile != "backpressure_90":
         assert max(maxima) > 1, "distinct addresses were never held at the same time"
@@ -355,9 +358,10 @@ class LdstRule(Rule):
         assert not self.bench.read_values[REG_STATUS] & STATUS_FAULT
 
 
+@pytest.mark.parametrize("slot_depth", SLOT_DEPTHS)
 @pytest.mark.parametrize("profile", PROFILES)
-def test_ldst_loads_and_stores_one_array(profile):
-    for seed in _seeds(f"ldst:{profile}"):
+def test_ldst_loads_and_stores_one_array(profile, slot_depth):
+    for seed in _seeds(f"ldst:{profile}:{slot_depth}"):
         rng = random.Random(seed)
         bank = [rng.getrandbits(32) for _ in range(16)]
         loads = [rng.randrange(8) for _ in range(20)]              # words 0-7 are only loaded
@@ -366,7 +370,7 @@ def test_ldst_loads_and_stores_one_array(profile):
         writes = {REG_CONFIG: pe_config_word("LDST"), REG_ORIGIN: 100,
                   **{MEM_WINDOW + w: v for w, v in enumerate(bank)}}
         rule = LdstRule(loads, stores, bank)
-        run_op_bench(RipplePE(2, mem_depth=16), writes,
+        run_op_bench(RipplePE(slot_depth, mem_depth=16), writes,
                      {0: loads, 1: [w for w, _ in stores], 2: [v for _, v in stores]}, rule,
                      profile=profile, seed=seed)
 
