@@ -8,7 +8,7 @@ reachable from vertex 0. Model settings: slot depth 2, memory latency 1, unbound
 (see docs/ripple.md). Writes bench/results/ripple.json and ripple.md.
 
 ``python -m bench.ripple --rtl`` runs the same two programs on the Verilated fabric
-examples/fabrics/ripple_bfs.toml (graphs of up to 256 vertices, whose column array fits the
+examples/fabrics/ripple_bfs.toml (graphs of up to 240 vertices, whose column array fits the
 1024-word banks), all in one simulation, and writes bench/results/ripple_rtl.json and .md.
 """
 
@@ -26,7 +26,7 @@ __all__ = ["measure", "measure_rtl", "main"]
 
 RESULTS = Path(__file__).resolve().parent / "results"
 RTL_FABRIC = Path(__file__).resolve().parents[1] / "examples" / "fabrics" / "ripple_bfs.toml"
-RTL_CASES = ((64, 4), (128, 4), (128, 8), (240, 4))
+RTL_CASES = ((64, 4), (128, 4), (112, 8), (240, 4))
 DMV_CASES = ((8, 8), (16, 16), (32, 32))       # (rows, columns)
 CASES = ((256, 4), (256, 8), (512, 6), (1024, 4), (1024, 8))
 DEPTH, MEM_LATENCY, SPILL_DEPTH, SEED = 2, 1, 8, 2025
