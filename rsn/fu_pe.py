@@ -86,9 +86,9 @@ With a bank (without one, these read 0 and writes are ignored):
 * ``5``: ``origin``, the flat address of bank word 0 (a signed 32-bit word address).
 * ``6`` (read only): the flat address of the first out-of-range access (valid while bit 4 is set).
 * ``7``: bit 0, the window's page.
-* ``8``: QUEUE's depth; ``9``, ``10`` (read only): its spill writes and reads; ``11`` (read
-  only): the addresses LOCK holds. All four are cleared by writing the configuration word,
-  as are the ring, the directory and the fault.
+* ``8``: QUEUE's depth (a larger value reads back as ``mem_depth``); ``9``, ``10`` (read only):
+  its spill writes and reads (16 bits, wrapping); ``11`` (read only): the addresses LOCK holds.
+  Writing the configuration word clears 9-11, the ring, the directory and the fault.
 * ``0x0800-0x0FFF``: the bank window; a read returns the word in the next cycle, as a register.
 """
 
@@ -140,6 +140,7 @@ REG_SPILL_WRITES = 9    # QUEUE (read only): words enqueued while D or more were
 REG_SPILL_READS = 10    # QUEUE (read only): words dequeued while more than D were queued
 REG_LOCKS = 11          # LOCK (read only): addresses held now
 LOCK_ENTRIES = 4        # the atomic directory's entries
+SPILL_COUNTER_BITS = 16 # the spill counters wrap at 2**16
 
 
 class PeOp(enum.Enum, shape=6):
@@ -564,7 +565,8 @@ class RipplePE(wiring.Component):
                     with m.Case(REG_PAGE):
                         m.d.sync += bank.page.eq(cfg.data[0])
                     with m.Case(REG_QUEUE_DEPTH):
-                        m.d.sync += bank.queue_depth.eq(cfg.data)
+                        m.d.sync += bank.queue_depth.eq(Mux(cfg.data > self._mem_depth, self._mem_depth,
+                                                            cfg.data))
         config_write = cfg.write & (cfg.addr == REG_CONFIG)
         m.d.sync += armed.eq(Mux(config_write, 0, (armed & ~disarm) | rearm))
 
@@ -646,10 +648,10 @@ class RipplePE(wiring.Component):
 
         # The queue's ring.
         head, count = Signal(addr_bits, name="queue_head"), Signal(addr_bits + 1, name="queue_count")
-        queue_depth = Signal(WIDTH, name="queue_depth")
-        spill_writes, spill_reads = Signal(WIDTH), Signal(WIDTH)
+        queue_depth = Signal(addr_bits + 1, name="queue_depth")    # at most mem_depth (clamped on write)
+        spill_writes, spill_reads = Signal(SPILL_COUNTER_BITS), Signal(SPILL_COUNTER_BITS)
         spill = config.pred
-        limit = Mux(spill | (queue_depth > self._mem_depth), self._mem_depth, queue_depth)
+        limit = Mux(spill, self._mem_depth, queue_depth)
         enqueue = Signal()
         m.d.comb += enqueue.eq(enabled & is_queue & front0.valid & (count < limit) & ~bus_on_bank)
         dequeue = fire & is_queue
@@ -868,7 +870,7 @@ class PeModel(UnitModel):
         elif self.mem_depth and addr == REG_PAGE:
             self.page = value & 1
         elif self.mem_depth and addr == REG_QUEUE_DEPTH:
-            self.queue_depth = value
+            self.queue_depth = min(value, self.mem_depth)
         elif (word := self._window_word(addr)) is not None:
             self.memory[word] = value
 
@@ -884,8 +886,9 @@ class PeModel(UnitModel):
         if self.mem_depth and addr == REG_PAGE:
             return self.page
         if self.mem_depth:
-            counters = {REG_QUEUE_DEPTH: self.queue_depth, REG_SPILL_WRITES: self.spill_writes,
-                        REG_SPILL_READS: self.spill_reads, REG_LOCKS: len(self.locks)}
+            wrap16 = (1 << SPILL_COUNTER_BITS) - 1
+            counters = {REG_QUEUE_DEPTH: self.queue_depth, REG_SPILL_WRITES: self.spill_writes & wrap16,
+                        REG_SPILL_READS: self.spill_reads & wrap16, REG_LOCKS: len(self.locks)}
             if addr in counters:
                 return counters[addr]
         if (word := self._window_word(addr)) is not None:
@@ -990,7 +993,7 @@ class PeModel(UnitModel):
 
     def _step_queue(self, inputs, outputs) -> bool:
         spill = self.config["pred"]
-        limit = self.mem_depth if spill or self.queue_depth > self.mem_depth else self.queue_depth
+        limit = self.mem_depth if spill else self.queue_depth
         moved = False
         if self.ring and (0 in self.config["drop"] or outputs[0].can_push()):
             if spill and len(self.ring) > self.queue_depth:
