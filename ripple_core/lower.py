@@ -334,6 +334,11 @@ def lower_graph(graph: Graph, case: dict, spec, *, name: str | None = None,
                             f"examples/fabrics/ripple.toml")
     arrays = memory_nodes(graph)
     units = _units(graph, arrays)
+    ripple = [unit for unit in units.values() if unit.op in fu_pe.RIPPLE_OPS]
+    if ripple and not spec.pe_ripple_ops:
+        raise LoweringError(f"{graph.name}: {graph.nodes[ripple[0].nodes[0]]} needs a pe tile with Ripple's "
+                            f"operators ({ripple[0].op}), but the fabric is built without them "
+                            f"(pe_ripple_ops = false); set pe_ripple_ops = true in the fabric description")
     placed = _check_banks(graph, case, spec, units)
     model = _reference_run(graph, case, spec.queue_depth)
     emitted = _emitted(model)

@@ -43,6 +43,7 @@ class FabricSpec:
     mem_depth: int = 1024
     mac_depth: int = 256
     pe_mem_depth: int = 0                   # words in every pe tile's memory bank (0: no bank)
+    pe_ripple_ops: bool = True              # pe tiles run Ripple's operators (queue, arb, task, atomics)
     failed_tiles: frozenset = field(default_factory=frozenset)
     failed_links: frozenset = field(default_factory=frozenset)   # {((row, col), side)}, both ways
     # xbar tiles (rsn/fu_xbar.py): crossbar size and neuron arithmetic, the same for every one.
@@ -121,7 +122,8 @@ def _tile(source, what, value, rows, cols):
 def parse_fabric(data: dict, source: str = "fabric") -> FabricSpec:
     """Check a decoded description and build its :class:`FabricSpec`."""
     known = {"rows", "cols", "tiles", "host_ports", "data_width", "queue_depth", "uop_queue_depth",
-             "mem_depth", "mac_depth", "pe_mem_depth", "failed_tiles", "failed_links"} | set(_XBAR_FIELDS)
+             "mem_depth", "mac_depth", "pe_mem_depth", "pe_ripple_ops", "failed_tiles",
+             "failed_links"} | set(_XBAR_FIELDS)
     unknown = sorted(set(data) - known)
     if unknown:
         raise FabricError(f"{source}: unknown field(s) {unknown}; fields are {sorted(known)}")
@@ -177,6 +179,7 @@ def parse_fabric(data: dict, source: str = "fabric") -> FabricSpec:
         mem_depth=_power_of_two(source, data, "mem_depth", 1024, 16, 4096),
         mac_depth=_int(source, data, "mac_depth", 256, 4, 4096),
         pe_mem_depth=_pe_mem_depth(source, data),
+        pe_ripple_ops=_pe_ripple_ops(source, data),
         failed_tiles=failed_tiles, failed_links=frozenset(failed_links))
     _check_pe_width(source, spec)
     return _xbar_fields(source, data, spec)
@@ -190,6 +193,16 @@ def _check_pe_width(source, spec: FabricSpec):
     if any("pe" in row for row in spec.tiles) and spec.data_width != WIDTH:
         raise FabricError(f"{source}: data_width={spec.data_width} is not allowed with pe tiles; a pe "
                           f"tile computes on {WIDTH}-bit values, so set data_width = {WIDTH}")
+
+
+def _pe_ripple_ops(source, data) -> bool:
+    """Whether pe tiles build Ripple's operators (rsn/fu_pe.py): true by default; false saves
+    about 900 LUTs per pe tile with a bank, for fabrics that run plain ordered dataflow."""
+    value = data.get("pe_ripple_ops", True)
+    if not isinstance(value, bool):
+        raise FabricError(f"{source}: pe_ripple_ops={value!r} is not allowed; use true (pe tiles run "
+                          f"Ripple's queue, arb, task and atomics) or false")
+    return value
 
 
 def _pe_mem_depth(source, data) -> int:

@@ -19,4 +19,4 @@ def fu_parameters(kind: str, spec) -> dict:
         return {"params": spec.xbar_params, "axons": spec.xbar_axons, "neurons": spec.xbar_neurons,
                 "banks": spec.xbar_banks}
     return {"mem": {"mem_depth": spec.mem_depth}, "mac": {"mac_depth": spec.mac_depth},
-            "pe": {"mem_depth": spec.pe_mem_depth}}.get(kind, {})
+            "pe": {"mem_depth": spec.pe_mem_depth, "ripple_ops": spec.pe_ripple_ops}}.get(kind, {})

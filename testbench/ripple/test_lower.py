@@ -573,3 +573,13 @@ def test_ripple_units_fuse_sites_and_copy_read_only_arrays():
     # the acquired address goes to the load site (LDST slot 0) and the release site (LOCK slot 1)
     assert any(source == (lock, 0) and (ldst, 0) in sinks and (lock, 1) in sinks
                for source, sinks in streams), streams
+
+
+def test_a_fabric_without_ripple_ops_refuses_their_graphs():
+    plain = dataclasses.replace(FABRIC, pe_ripple_ops=False)
+    with pytest.raises(LoweringError, match=r"tree-walk: node 'walk.arb' \(ARB\) needs a pe tile with "
+                                            r"Ripple's operators \(ARB\), but the fabric is built "
+                                            r"without them \(pe_ripple_ops = false\)"):
+        lower_graph(tree_walk(8), tree_case(8), plain)
+    with pytest.raises(FabricError, match=r"x.toml: pe_ripple_ops=1 is not allowed; use true"):
+        parse_fabric({"rows": 1, "cols": 1, "tiles": ["pe"], "pe_ripple_ops": 1}, "x.toml")

@@ -439,3 +439,32 @@ def test_model_runs_the_same_operators():
         run(lock, {1: [9], 2: [0]}, 1)
     with pytest.raises(PeMemoryError, match="no memory bank"):
         PeModel().write_word(REG_CONFIG, pe_config_word("QUEUE"))
+
+
+def test_without_ripple_ops_the_pe_never_fires_them():
+    """``ripple_ops=False`` leaves Ripple's operators out of the hardware: configured as ARB the PE
+    takes nothing, and the model refuses the configuration."""
+    from amaranth.sim import Simulator
+
+    from rsn.fu_pe import PeMemoryError, PeModel
+
+    pe = RipplePE(0, mem_depth=16, ripple_ops=False)
+
+    async def bench(ctx):
+        ctx.set(pe.cfg.addr, REG_CONFIG)
+        ctx.set(pe.cfg.data, pe_config_word("ARB", drop=(1,)))
+        ctx.set(pe.cfg.write, 1)
+        await ctx.tick()
+        ctx.set(pe.cfg.write, 0)
+        ctx.set(pe.i[0].valid, 1)
+        ctx.set(pe.o[0].ready, 1)
+        for _ in range(8):
+            assert not ctx.get(pe.i[0].ready) and not ctx.get(pe.fire)
+            await ctx.tick()
+
+    simulator = Simulator(pe)
+    simulator.add_clock(1e-8)
+    simulator.add_testbench(bench)
+    simulator.run()
+    with pytest.raises(PeMemoryError, match=r"without Ripple's operators \(ripple_ops=False"):
+        PeModel(mem_depth=16, ripple_ops=False).write_word(REG_CONFIG, pe_config_word("LOCK"))
