@@ -598,22 +598,16 @@ class RipplePE(wiring.Component):
                         m.d.sync += registers.eq(constant[k])
                 with m.Case(REG_STATUS):
                     m.d.sync += registers.eq(Cat(first_state, armed, fault))
+                readable = {}
                 if self._mem_depth:
-                    with m.Case(REG_ORIGIN):
-                        m.d.sync += registers.eq(bank.origin)
-                    with m.Case(REG_FAULT):
-                        m.d.sync += registers.eq(bank.fault_address)
-                    with m.Case(REG_PAGE):
-                        m.d.sync += registers.eq(bank.page)
+                    readable = {REG_ORIGIN: bank.origin, REG_FAULT: bank.fault_address, REG_PAGE: bank.page}
                 if extras:
-                    with m.Case(REG_QUEUE_DEPTH):
-                        m.d.sync += registers.eq(bank.queue_depth)
-                    with m.Case(REG_SPILL_WRITES):
-                        m.d.sync += registers.eq(bank.spill_writes)
-                    with m.Case(REG_SPILL_READS):
-                        m.d.sync += registers.eq(bank.spill_reads)
-                    with m.Case(REG_LOCKS):
-                        m.d.sync += registers.eq(sum(directory.valid[e] for e in range(LOCK_ENTRIES)))
+                    readable.update({REG_QUEUE_DEPTH: bank.queue_depth, REG_SPILL_WRITES: bank.spill_writes,
+                                     REG_SPILL_READS: bank.spill_reads,
+                                     REG_LOCKS: sum(directory.valid[e] for e in range(LOCK_ENTRIES))})
+                for address, value in readable.items():
+                    with m.Case(address):
+                        m.d.sync += registers.eq(value)
                 with m.Default():
                     m.d.sync += registers.eq(Const(0, 32))
         if self._mem_depth:
