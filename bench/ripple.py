@@ -65,6 +65,14 @@ def measure(vertices: int, degree: int, seed: int) -> dict:
     return figures
 
 
+def _git_revision() -> str:
+    import subprocess
+
+    done = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=RESULTS.parent.parent,
+                          capture_output=True, text=True)
+    return done.stdout.strip() if done.returncode == 0 else "unknown"
+
+
 def _dmv_runs(cases) -> list:
     runs = []
     for k, (m, n) in enumerate(cases):
@@ -132,7 +140,7 @@ def measure_rtl(cases=RTL_CASES, dmv_cases=DMV_CASES, fabric: Path = RTL_FABRIC)
         row["compute_speedup"] = round(o["compute_cycles"] / r["compute_cycles"], 2)
     settings = {"fabric": fabric.name, "rows": spec.rows, "cols": spec.cols, "queue_depth": spec.queue_depth,
                 "pe_mem_depth": spec.pe_mem_depth, "spill_depth": SPILL_DEPTH, "seed": SEED,
-                "simulation_seconds": round(wall, 1)}
+                "git_revision": _git_revision(), "simulation_seconds": round(wall, 1)}
     return {"settings": settings, "runs": list(rows.values())}
 
 
@@ -161,7 +169,9 @@ def _pair_cells(row: dict) -> str:
 def markdown_rtl(report: dict) -> str:
     settings = report["settings"]
     lines = [
-        "# BFS on the RTL fabric: ordered dataflow vs Ripple",
+        "# BFS and dmv on the RTL fabric: ordered dataflow vs Ripple",
+        "",
+        f"git {settings.get('git_revision', 'unknown')}; {settings['simulation_seconds']} s of simulation.",
         "",
         f"Both programs of `ripple_core/programs.py`, lowered onto `{settings['fabric']}` "
         f"({settings['rows']}x{settings['cols']} pe tiles, queue depth {settings['queue_depth']}, "
