@@ -583,3 +583,11 @@ def test_a_fabric_without_ripple_ops_refuses_their_graphs():
         lower_graph(tree_walk(8), tree_case(8), plain)
     with pytest.raises(FabricError, match=r"x.toml: pe_ripple_ops=1 is not allowed; use true"):
         parse_fabric({"rows": 1, "cols": 1, "tiles": ["pe"], "pe_ripple_ops": 1}, "x.toml")
+
+
+def test_ripple_bfs_example_runs_on_the_fabric_model(capsys):
+    example = Path(__file__).resolve().parents[2] / "examples" / "ripple_bfs.py"
+    fabric = Path(__file__).resolve().parents[2] / "examples" / "fabrics" / "ripple.toml"
+    assert main(["run", str(example), "--fabric", str(fabric), "--sim", "model"]) == 0
+    out = capsys.readouterr().out
+    assert "register reads equal" in out and "visit.q" in out and "acquire6+release13" in out
