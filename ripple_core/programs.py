@@ -15,6 +15,8 @@ token. The same graphs run on the golden model and on the RTL fabric.
   tasks add a queue and a dispatch and take nothing away, so the two should run alike.
 * :func:`tree_walk`: a task that pushes itself twice per invocation (a binary tree of ``n``
   nodes), so its queue must spill; each invocation marks its node in ``seen``.
+* :func:`serial_walk`: an ``async`` task (one invocation at a time) that marks ``seen[n]`` and
+  pushes ``walk(n + step)`` while below ``nodes``; an invocation ends with its mark's done token.
 * :func:`histogram`: ``count[keys[i]] += 1`` pipelined over i; with ``atomic`` each increment is
   an acquire / load / add / store / release of its key, without it increments to one key race.
 """
@@ -25,7 +27,8 @@ from .builder import Builder
 from .graph import Graph
 
 __all__ = ["ordered_bfs", "ripple_bfs", "tree_walk", "histogram", "random_csr", "reachable", "bfs_queue",
-           "bfs_case", "histogram_case", "tree_case", "bfs_memory", "dmv", "dmv_case"]
+           "bfs_case", "histogram_case", "tree_case", "bfs_memory", "dmv", "dmv_case", "serial_walk",
+           "serial_case"]
 
 
 def random_csr(vertices: int, degree: int, seed: int) -> tuple[list[int], list[int]]:
@@ -153,6 +156,28 @@ def tree_walk(nodes: int, *, spill: bool = True, depth: int = 2) -> Graph:
 
 def tree_case(nodes: int) -> dict:
     return {"mem": {"seen": [0] * nodes}, "expect": {"seen": [1] * nodes, "done": [1] * nodes}}
+
+
+def serial_walk(nodes: int, step: int = 3) -> Graph:
+    """``async walk(n)``: mark seen[n], push walk(n + step) while it is below ``nodes``. Without
+    ``ind`` each invocation waits for the previous one's mark (its finish token). The host output
+    ``order`` gets every n, in invocation order."""
+    b = Builder("serial-walk")
+    seen = b.array("seen")
+    walk = b.task("walk", 1, ind=False, depth=2, spill=True)
+    (n,) = walk.args
+    b.sink("order", n)
+    walk.finish(b.store(seen, n, b.hold(1)))
+    following = b.add(n, b.hold(step))
+    b.push(walk, b.const(0))
+    b.push(walk, b.steer(b.slt(following, b.hold(nodes)), following))
+    return b.build()
+
+
+def serial_case(nodes: int, step: int = 3) -> dict:
+    visits = list(range(0, nodes, step))
+    return {"mem": {"seen": [0] * nodes},
+            "expect": {"seen": [int(k in visits) for k in range(nodes)], "order": visits}}
 
 
 def histogram(*, atomic: bool = True) -> Graph:

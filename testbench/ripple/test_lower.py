@@ -35,6 +35,8 @@ from ripple_core.programs import (
     random_csr,
     reachable,
     ripple_bfs,
+    serial_case,
+    serial_walk,
     tree_case,
     tree_walk,
 )
@@ -441,10 +443,14 @@ def _programs(seed: int):
 
 def _ripple_programs(rng: random.Random, seed: int):
     """Programs with Ripple's operators: a self-pushing task on a spill queue (queue, arb, task),
+    an ``async`` task that runs one invocation at a time (its finish token returns the credit),
     atomic increments that contend for a few keys (LOCK, LDST), and Ripple BFS (all of them)."""
     runs = []
     nodes = rng.randint(12, 40)
     runs.append((f"tree_walk {nodes} seed {seed}", tree_walk(nodes, depth=2), tree_case(nodes)))
+    nodes, step = rng.randint(8, 30), rng.randint(1, 4)
+    runs.append((f"serial_walk {nodes} step {step} seed {seed}", serial_walk(nodes, step),
+                 serial_case(nodes, step)))
     keys = [rng.randrange(3) for _ in range(rng.randint(10, 30))]
     runs.append((f"histogram seed {seed}", histogram(), histogram_case(keys, 3)))
     row, col = random_csr(rng.randint(8, 16), 3, rng.randrange(2**31))
