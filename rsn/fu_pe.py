@@ -136,11 +136,11 @@ MEMORY_OPS = ("LOAD", "STORE")
 RIPPLE_OPS = ("QUEUE", "ARB", "TASK", "LOCK", "LDST")   # Ripple's additions and the shared array
 BANK_OPS = ("LOAD", "STORE", "QUEUE", "LOCK", "LDST")   # only a PE with a bank runs these
 REG_QUEUE_DEPTH = 8     # QUEUE: the queue's depth D
-REG_SPILL_WRITES = 9    # QUEUE (read only): words enqueued while D or more were queued
+REG_SPILL_WRITES = 9    # QUEUE (read only): words enqueued while D or more stay queued after the dequeue
 REG_SPILL_READS = 10    # QUEUE (read only): words dequeued while more than D were queued
 REG_LOCKS = 11          # LOCK (read only): addresses held now
 LOCK_ENTRIES = 4        # the atomic directory's entries
-SPILL_COUNTER_BITS = 16 # the spill counters wrap at 2**16
+SPILL_COUNTER_BITS = 16  # the spill counters wrap at 2**16
 
 
 class PeOp(enum.Enum, shape=6):
