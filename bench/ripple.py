@@ -22,6 +22,8 @@ from pathlib import Path
 from ripple_core.interp import run
 from ripple_core.programs import bfs_case, dmv, dmv_case, ordered_bfs, random_csr, reachable, ripple_bfs
 
+from .run import git
+
 __all__ = ["measure", "measure_rtl", "main"]
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -63,14 +65,6 @@ def measure(vertices: int, degree: int, seed: int) -> dict:
     figures["firings_ratio"] = round(r["firings"] / o["firings"], 2)
     figures["ipc_gain"] = round(r["ipc"] / o["ipc"], 2)
     return figures
-
-
-def _git_revision() -> str:
-    import subprocess
-
-    done = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=RESULTS.parent.parent,
-                          capture_output=True, text=True)
-    return done.stdout.strip() if done.returncode == 0 else "unknown"
 
 
 def _dmv_runs(cases) -> list:
@@ -140,7 +134,7 @@ def measure_rtl(cases=RTL_CASES, dmv_cases=DMV_CASES, fabric: Path = RTL_FABRIC)
         row["compute_speedup"] = round(o["compute_cycles"] / r["compute_cycles"], 2)
     settings = {"fabric": fabric.name, "rows": spec.rows, "cols": spec.cols, "queue_depth": spec.queue_depth,
                 "pe_mem_depth": spec.pe_mem_depth, "spill_depth": SPILL_DEPTH, "seed": SEED,
-                "git_revision": _git_revision(), "simulation_seconds": round(wall, 1)}
+                "git_revision": git("rev-parse", "--short", "HEAD"), "simulation_seconds": round(wall, 1)}
     return {"settings": settings, "runs": list(rows.values())}
 
 

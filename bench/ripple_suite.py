@@ -18,7 +18,6 @@ The suite graphs have no host stream, so the stall profile does not matter; the 
 from __future__ import annotations
 
 import json
-import subprocess
 import time
 from pathlib import Path
 
@@ -29,6 +28,8 @@ from rsn.readout import register_reads, split_register_reads
 from testbench.fabric_run import run_many_on_rtl
 from testbench.ripple_run import RIPPLE_FABRIC, fabric_problems
 
+from .run import git
+
 __all__ = ["SUITE", "KERNELS", "measure", "markdown", "main"]
 
 REPO = Path(__file__).resolve().parents[1]
@@ -37,11 +38,6 @@ SUITE = REPO.parent / "shared" / "peer-suites" / "riptide"
 KERNELS = ("simple", "simple-mem", "nn-vadd", "nn-relu", "dmv")
 VARIANTS = ("stream", "nostream")
 PROFILE, SEED = "no_stall", 1
-
-
-def git(*args: str) -> str:
-    done = subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True)
-    return done.stdout.strip() if done.returncode == 0 else "unknown"
 
 
 def measure(suite: Path = SUITE, fabric: Path = RIPPLE_FABRIC) -> dict:
