@@ -936,14 +936,14 @@ class PeModel(UnitModel):
         op = self.config["op"]
         if op in ("QUEUE", "LOCK", "LDST"):
             return getattr(self, f"_step_{op.lower()}")(inputs, outputs)
-        kinds, model = self.config["slots"], self
+        model = self
 
         class View:
             def has(self, i):
-                return inputs[i].can_pop() if kinds[i] == "edge" else model.armed[i]
+                return model._has(inputs, i)
 
             def peek(self, i):
-                return wrap(inputs[i].peek() if kinds[i] == "edge" else model.constants[i])
+                return model._peek(inputs, i)
 
         fire = self.operator.plan(View(), None)
         if fire is None:
@@ -958,20 +958,14 @@ class PeModel(UnitModel):
         if fire.store is not None:
             address, value = fire.store
             self.memory[self._bank_word(address)] = value & 0xFFFF_FFFF
-        for i in fire.take:
-            if kinds[i] == "edge":
-                inputs[i].pop()
-            elif kinds[i] == "const":
-                self.armed[i] = False
+        self._take(inputs, fire.take)
         for port, value in emitted:
             outputs[port].push(value & 0xFFFF_FFFF)
         self.operator.commit(fire)
-        self.firings += 1
-        self.left -= 1
-        return True
+        return self._fired()
 
-
-    # Ripple's queue, the atomic directory and the shared array, as rsn/fu_pe.py's docstring says.
+    # Slot access shared by every operator; then Ripple's queue, the atomic directory and the
+    # shared array, as this module's docstring says.
 
     def _has(self, inputs, slot) -> bool:
         kind = self.config["slots"][slot]
