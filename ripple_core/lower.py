@@ -146,7 +146,7 @@ def memory_nodes(graph: Graph) -> dict[str, str]:
                                 f"stored to; a pe tile's memory bank is private to its PE, which serves "
                                 f"at most one STORE and one LOAD node of an array")
         for node in stores + loads:
-            if len(node.inputs) > (3 if node.op == "STORE" else 2 if loads else 3):
+            if len(node.inputs) > (3 if node.op == "STORE" else 2):     # a sync slot
                 shape = f"with the LOAD {loads[0].name!r} in one PE" if loads else "in a PE"
                 raise LoweringError(f"{_where(graph, node)}: a {node.op} with a sync slot does not fit "
                                     f"{shape} (a pe tile has {N_SLOTS} operand slots); order it through "
@@ -223,9 +223,10 @@ def _units(graph: Graph, arrays: dict[str, str]) -> dict[str, Unit]:
     return units
 
 
-def check_lowerable(graph: Graph):
-    """Raise :class:`LoweringError` for the first node or slot a pe tile cannot run."""
-    _units(graph, memory_nodes(graph))
+def check_lowerable(graph: Graph) -> dict[str, Unit]:
+    """Raise :class:`LoweringError` for the first node or slot a pe tile cannot run; return the
+    graph's units."""
+    units = _units(graph, memory_nodes(graph))
     cycles = graph.unspilled_task_cycles()
     if cycles:
         queues = []
@@ -258,6 +259,7 @@ def check_lowerable(graph: Graph):
             if source.spill and node.op != "QUEUE":
                 raise LoweringError(f"{where}: only a QUEUE's slot may spill on the fabric (its ring "
                                     f"is the PE's bank)")
+    return units
 
 
 def _emitted(result: Result) -> dict[tuple[str, int], int]:
@@ -287,9 +289,9 @@ def _reference_run(graph: Graph, case: dict, depth: int) -> Result:
     return result
 
 
-def _unit_slots(graph: Graph, case: dict, unit: Unit) -> tuple[list[str], dict[int, int]]:
-    """The PE's slot kinds and the constant registers of its const, hold and arg slots."""
-    bases = {name: base for name, (base, _) in layout(graph, case.get("mem", {})).items()}
+def _unit_slots(graph: Graph, case: dict, unit: Unit, placed: dict) -> tuple[list[str], dict[int, int]]:
+    """The PE's slot kinds and the constant registers of its const, hold and arg slots; an array
+    argument is its base in ``placed`` (the case's layout)."""
     kinds, registers = ["edge"] * N_SLOTS, {}
     for (node, slot), pe_slot in unit.slots.items():
         source = graph.nodes[node].inputs[slot]
@@ -298,8 +300,8 @@ def _unit_slots(graph: Graph, case: dict, unit: Unit) -> tuple[list[str], dict[i
         kinds[pe_slot] = "hold" if source.hold else "const"
         if source.kind == "const":
             value = source.value
-        elif source.name in bases:
-            value = bases[source.name]
+        elif source.name in placed:
+            value = placed[source.name][0]
         else:
             value = case.get("args", {})[source.name]
         registers[REG_CONST + pe_slot] = wrap(value) & 0xFFFF_FFFF
@@ -328,12 +330,10 @@ def lower_graph(graph: Graph, case: dict, spec, *, name: str | None = None,
     output ports in description order).
     """
     graph.validate()
-    check_lowerable(graph)
+    units = check_lowerable(graph)
     if "pe" not in {kind for row in spec.tiles for kind in row}:
         raise LoweringError(f"{graph.name}: the fabric has no pe tiles; use a fabric such as "
                             f"examples/fabrics/ripple.toml")
-    arrays = memory_nodes(graph)
-    units = _units(graph, arrays)
     ripple = [unit for unit in units.values() if unit.op in fu_pe.RIPPLE_OPS]
     if ripple and not spec.pe_ripple_ops:
         raise LoweringError(f"{graph.name}: {graph.nodes[ripple[0].nodes[0]]} needs a pe tile with Ripple's "
@@ -376,7 +376,7 @@ def lower_graph(graph: Graph, case: dict, spec, *, name: str | None = None,
         grants = [min(MAX_FIRINGS, firings[unit.name] - start)
                   for start in range(0, firings[unit.name], MAX_FIRINGS)]
         stream_graph.add_node(unit.name, "pe", [{"firings": grant} for grant in grants])
-        kinds, registers = _unit_slots(graph, case, unit)
+        kinds, registers = _unit_slots(graph, case, unit, placed)
         used = {pe_port for key, pe_port in unit.ports.items() if emitted.get(key) and consumers.get(key)}
         drop = [port for port in range(N_PORTS) if port not in used]
         word = pe_config_word(unit.op, pred=unit.pred, cmp=unit.cmp, slots=kinds, drop=drop)
