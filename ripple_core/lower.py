@@ -160,67 +160,82 @@ def memory_nodes(graph: Graph) -> dict[str, str]:
 
 def _units(graph: Graph, arrays: dict[str, str]) -> dict[str, Unit]:
     """Each operator node's PE, with the fused pairs (LDST, LOCK) as one unit."""
-    units: dict[str, Unit] = {}
-    fused: set[str] = set()
+    units = {unit.name: unit for unit in _ldst_units(graph, arrays)}
+    lock = _lock_unit(graph)
+    if lock is not None:
+        units[lock.name] = lock
+    fused = {node for unit in units.values() for node in unit.nodes}
+    for node in graph.nodes.values():
+        if node.op != "SINK" and node.name not in fused:
+            units[node.name] = _node_unit(graph, node, arrays.get(node.name))
+    return units
+
+
+def _ldst_units(graph: Graph, arrays: dict[str, str]) -> list[Unit]:
+    """An LDST unit for every array that one LOAD and one STORE access."""
     by_array: dict[str, list] = {}
     for name, array in arrays.items():
         by_array.setdefault(array, []).append(graph.nodes[name])
+    units = []
     for array, nodes in by_array.items():
         if {node.op for node in nodes} == {"LOAD", "STORE"}:
             load, store = sorted(nodes, key=lambda node: node.op)
-            name = f"{load.name}+{store.name}"
-            units[name] = Unit(name, "LDST", (load.name, store.name),
-                               {(load.name, 1): 0, (store.name, 1): 1, (store.name, 2): 2},
-                               {(load.name, 0): 0, (store.name, 0): 1}, array=array)
-            fused |= {load.name, store.name}
+            units.append(Unit(f"{load.name}+{store.name}", "LDST", (load.name, store.name),
+                              {(load.name, 1): 0, (store.name, 1): 1, (store.name, 2): 2},
+                              {(load.name, 0): 0, (store.name, 0): 1}, array=array))
+    return units
+
+
+def _lock_unit(graph: Graph) -> Unit | None:
+    """The LOCK unit of the graph's ACQUIRE and RELEASE sites (at most one of each), or None."""
     acquires = [node for node in graph.nodes.values() if node.op == "ACQUIRE"]
     releases = [node for node in graph.nodes.values() if node.op == "RELEASE"]
-    if acquires or releases:
-        for sites in (acquires, releases):
-            if len(sites) > 1:
-                raise LoweringError(f"{_where(graph, sites[1])}: a second {sites[1].op} site; the fabric's "
-                                    f"atomic directory (a LOCK PE) serves one ACQUIRE and one RELEASE site, "
-                                    f"so merge the sites' addresses through an arb first")
-        if acquires and len(acquires[0].inputs) > 1:
-            raise LoweringError(f"{_where(graph, acquires[0])}: an ACQUIRE with a sync slot does not fit the "
-                                f"LOCK PE; order it through an ORDER in front of its address instead")
-        members = tuple(node.name for node in acquires + releases)
-        slots, ports, fill = {}, {}, {2: HOLD_ZERO}
-        if acquires:
-            slots[acquires[0].name, 0], ports[acquires[0].name, 0] = 0, 0
-        if releases:
-            release = releases[0]
-            slots.update({(release.name, k): 1 + k for k in range(len(release.inputs))})
-            ports[release.name, 0] = 1
-        name = "+".join(members)
-        units[name] = Unit(name, "LOCK", members, slots, ports, fill=fill)
-        fused |= set(members)
-    for node in graph.nodes.values():
-        if node.op == "SINK" or node.name in fused:
-            continue
-        n_in, n_out = len(node.inputs), op_ports(node)[1]
-        unit = Unit(node.name, node.op, (node.name,), {(node.name, k): k for k in range(n_in)},
-                    {(node.name, p): p for p in range(n_out)}, pred=node.attrs.get("pred", False),
-                    cmp=node.attrs.get("cmp", "SLT"), array=arrays.get(node.name))
-        width = node.attrs.get("width", 1)
-        if node.op in ("QUEUE", "ARB", "TASK") and width != 1:
-            raise LoweringError(f"{_where(graph, node)}: a {node.op} of {width}-value tuples; a pe tile "
-                                f"passes one value per token, so on the fabric tasks, queues and arbs "
-                                f"carry one value (pack several into one word)")
-        if node.op == "QUEUE":
-            depth, spill = node.inputs[0].depth, node.inputs[0].spill
-            unit.pred, unit.registers = spill, {fu_pe.REG_QUEUE_DEPTH: depth or 2}
-        elif node.op == "ARB":
-            if node.attrs["sources"] > N_SLOTS:
-                raise LoweringError(f"{_where(graph, node)}: an arb of {node.attrs['sources']} sources; a pe "
-                                    f"tile has {N_SLOTS} slots")
-            unit.fill = {k: ABSENT for k in range(n_in, N_SLOTS)}
-        elif node.op == "TASK":
-            unit.pred = node.attrs["ind"]
-        elif node.op == "LOAD" and n_in == 2:
-            unit.fill = {2: HOLD_ZERO}      # no sync: a hold slot is always present, never taken
-        units[node.name] = unit
-    return units
+    if not acquires and not releases:
+        return None
+    for sites in (acquires, releases):
+        if len(sites) > 1:
+            raise LoweringError(f"{_where(graph, sites[1])}: a second {sites[1].op} site; the fabric's "
+                                f"atomic directory (a LOCK PE) serves one ACQUIRE and one RELEASE site, "
+                                f"so merge the sites' addresses through an arb first")
+    if acquires and len(acquires[0].inputs) > 1:
+        raise LoweringError(f"{_where(graph, acquires[0])}: an ACQUIRE with a sync slot does not fit the "
+                            f"LOCK PE; order it through an ORDER in front of its address instead")
+    members = tuple(node.name for node in acquires + releases)
+    slots, ports = {}, {}
+    if acquires:
+        slots[acquires[0].name, 0], ports[acquires[0].name, 0] = 0, 0
+    if releases:
+        release = releases[0]
+        slots.update({(release.name, k): 1 + k for k in range(len(release.inputs))})
+        ports[release.name, 0] = 1
+    # A release without a sync slot reads a hold slot 2 (always present, never taken).
+    return Unit("+".join(members), "LOCK", members, slots, ports, fill={2: HOLD_ZERO})
+
+
+def _node_unit(graph: Graph, node, array: str | None) -> Unit:
+    """The PE of one operator node: slot k and port k are the node's own."""
+    n_in, n_out = len(node.inputs), op_ports(node)[1]
+    unit = Unit(node.name, node.op, (node.name,), {(node.name, k): k for k in range(n_in)},
+                {(node.name, p): p for p in range(n_out)}, pred=node.attrs.get("pred", False),
+                cmp=node.attrs.get("cmp", "SLT"), array=array)
+    width = node.attrs.get("width", 1)
+    if node.op in ("QUEUE", "ARB", "TASK") and width != 1:
+        raise LoweringError(f"{_where(graph, node)}: a {node.op} of {width}-value tuples; a pe tile "
+                            f"passes one value per token, so on the fabric tasks, queues and arbs "
+                            f"carry one value (pack several into one word)")
+    if node.op == "QUEUE":
+        # depth None is the run's default slot depth: lower_graph puts the fabric's queue_depth
+        unit.pred, unit.registers = node.inputs[0].spill, {fu_pe.REG_QUEUE_DEPTH: node.inputs[0].depth}
+    elif node.op == "ARB":
+        if node.attrs["sources"] > N_SLOTS:
+            raise LoweringError(f"{_where(graph, node)}: an arb of {node.attrs['sources']} sources; a pe "
+                                f"tile has {N_SLOTS} slots")
+        unit.fill = {k: ABSENT for k in range(n_in, N_SLOTS)}
+    elif node.op == "TASK":
+        unit.pred = node.attrs["ind"]
+    elif node.op == "LOAD" and n_in == 2:
+        unit.fill = {2: HOLD_ZERO}      # no sync: a hold slot is always present, never taken
+    return unit
 
 
 def check_lowerable(graph: Graph) -> dict[str, Unit]:
@@ -315,7 +330,7 @@ def _unit_slots(graph: Graph, case: dict, unit: Unit, placed: dict) -> tuple[lis
     return kinds, registers
 
 
-def _expected_status(unit: Unit, kinds: list[str]) -> int:
+def _expected_status(kinds: list[str]) -> int:
     """Status register after a good run: first state (nothing queued, no lock held), the hold
     slots still armed, no fault."""
     return 1 | sum(1 << (slot + 1) for slot, kind in enumerate(kinds) if kind == "hold")
@@ -331,6 +346,9 @@ def lower_graph(graph: Graph, case: dict, spec, *, name: str | None = None,
     """
     graph.validate()
     units = check_lowerable(graph)
+    for unit in units.values():
+        if unit.registers.get(fu_pe.REG_QUEUE_DEPTH, 0) is None:
+            unit.registers[fu_pe.REG_QUEUE_DEPTH] = spec.queue_depth     # as the golden model runs it
     if "pe" not in {kind for row in spec.tiles for kind in row}:
         raise LoweringError(f"{graph.name}: the fabric has no pe tiles; use a fabric such as "
                             f"examples/fabrics/ripple.toml")
@@ -381,7 +399,7 @@ def lower_graph(graph: Graph, case: dict, spec, *, name: str | None = None,
         drop = [port for port in range(N_PORTS) if port not in used]
         word = pe_config_word(unit.op, pred=unit.pred, cmp=unit.cmp, slots=kinds, drop=drop)
         memories[unit.name] = {REG_CONFIG: word, **registers, **unit.registers}
-        statuses[unit.name] = _expected_status(unit, kinds)
+        statuses[unit.name] = _expected_status(kinds)
         if unit.array is not None:
             memories[unit.name].update(_bank_preload(case, unit.array, placed[unit.array][0]))
     for node in graph.nodes.values():
