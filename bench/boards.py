@@ -22,7 +22,8 @@ from amaranth.back import verilog
 
 from board import flow
 from board.boards import BOARDS
-from rsn.fabric_spec import TILE_KINDS, parse_fabric
+from rsn.fabric_spec import parse_fabric
+from rsn.fu_kinds import kind_names
 from rsn.tile import Tile
 
 from .run import PACKAGES, QUICK_RESULTS, REPO, RESULTS, git, relative_path, tool_metadata
@@ -62,7 +63,7 @@ def default_mix(rows: int, cols: int, width: int):
 def tile_costs(log=print) -> list[dict]:
     """Each tile kind alone (an interior tile of a 3x3 grid of that kind), on each family."""
     entries = []
-    for kind in TILE_KINDS:
+    for kind in kind_names():
         spec = parse_fabric({"rows": 3, "cols": 3, "tiles": [f"{kind} {kind} {kind}"] * 3})
         for board_name in ("icebreaker", "ulx3s-85f"):
             board = BOARDS[board_name]

@@ -3,7 +3,7 @@
 ``python -m bench.run --suite crossbar`` writes ``bench/results/crossbar.json`` and
 ``crossbar.md`` (``--quick``: one small build, output in ``build/bench/quick/``).
 
-* Cycles: the tile (``hw.crossbar.Crossbar``) in Amaranth's simulator at N = 128 and 256 neurons
+* Cycles: the tile (``snn.crossbar.Crossbar``) in Amaranth's simulator at N = 128 and 256 neurons
   (N axons) and B = 1, 4, 8, 16 banks, with a greedy source and sink and no output spikes: the
   cycles between two input spikes, and from an idle tile taking a timestep's first event to its
   ``END_OF_STEP``, against tinyODIN's documented ``1 + 2N`` per spike and ``E (1 + 2N) + 2N``
@@ -25,9 +25,9 @@ from pathlib import Path
 from amaranth.hdl import Cat, Elaboratable, Module, Signal, Value
 from amaranth.sim import Simulator
 
-from hw.crossbar import Crossbar, EventKind, event_layout
 from snn import cost
-from snn.lif import loihi, tinyodin
+from snn.crossbar import Crossbar, EventKind, event_layout
+from snn.lif_params import loihi, tinyodin
 
 from . import fpga
 from .run import QUICK_RESULTS, RESULTS, git, relative_path, run_jobs, tool_metadata

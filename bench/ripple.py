@@ -93,9 +93,9 @@ def measure_rtl(cases=RTL_CASES, dmv_cases=DMV_CASES, fabric: Path = RTL_FABRIC)
     runs = []
     for k, (vertices, degree) in enumerate(cases):
         row, col = random_csr(vertices, degree, SEED + k)
-        if len(col) > spec.pe_mem_depth:
+        if len(col) > spec.parameters("pe").mem_depth:
             raise ValueError(f"{vertices} vertices, degree {degree}: {len(col)} edges do not fit the "
-                             f"{spec.pe_mem_depth}-word banks of {fabric.name}")
+                             f"{spec.parameters('pe').mem_depth}-word banks of {fabric.name}")
         for name, graph in (("ordered", ordered_bfs()), ("ripple", ripple_bfs(depth=SPILL_DEPTH))):
             case = bfs_case(row, col, ordered=name == "ordered")
             lowering = lower_graph(graph, case, spec, name=f"bfs-{name}-{vertices}-{degree}")
@@ -133,7 +133,7 @@ def measure_rtl(cases=RTL_CASES, dmv_cases=DMV_CASES, fabric: Path = RTL_FABRIC)
         row["speedup"] = round(o["rtl_cycles"] / r["rtl_cycles"], 2)
         row["compute_speedup"] = round(o["compute_cycles"] / r["compute_cycles"], 2)
     settings = {"fabric": fabric.name, "rows": spec.rows, "cols": spec.cols, "queue_depth": spec.queue_depth,
-                "pe_mem_depth": spec.pe_mem_depth, "spill_depth": SPILL_DEPTH, "seed": SEED,
+                "pe_mem_depth": spec.parameters("pe").mem_depth, "spill_depth": SPILL_DEPTH, "seed": SEED,
                 "git_revision": git("rev-parse", "--short", "HEAD"), "simulation_seconds": round(wall, 1)}
     return {"settings": settings, "runs": list(rows.values())}
 

@@ -68,7 +68,7 @@ def measure(suite: Path = SUITE, fabric: Path = RIPPLE_FABRIC) -> dict:
                      "firings": lowering.model.firings})
     settings = {"fabric": str(fabric.relative_to(REPO)) if fabric.is_relative_to(REPO) else fabric.name,
                 "rows": spec.rows, "cols": spec.cols, "queue_depth": spec.queue_depth,
-                "pe_mem_depth": spec.pe_mem_depth, "profile": PROFILE, "seed": SEED,
+                "pe_mem_depth": spec.parameters("pe").mem_depth, "profile": PROFILE, "seed": SEED,
                 "git_revision": git("rev-parse", "--short", "HEAD"), "simulation_seconds": round(wall, 1)}
     return {"settings": settings, "runs": rows}
 

@@ -36,7 +36,7 @@ SIZES = (8, 16, 16)
 
 def _network(spec, seed: int) -> Network:
     rng = np.random.default_rng(seed)
-    p = spec.xbar_params
+    p = spec.parameters("xbar").lif_params
     weights = [rng.integers(-4, p.w_max + 1, size=(a, b)) * (rng.random((a, b)) < 0.6)
                for a, b in zip(SIZES, SIZES[1:], strict=False)]
     return Network.from_layers(weights, p)
@@ -49,12 +49,13 @@ def _inputs(steps: int, rate: float, seed: int):
 
 def predicted(lowering, spec, steps: int, buffer: int = 1) -> dict:
     """Cycles per timestep from the SDF graph of the mapped clusters (1 / MCM throughput)."""
+    xbar = spec.parameters("xbar")
     graph, times = SdfGraph(), {}
     for c in lowering.clusters:
         events = sum(len(step) for source in c.sources
                      for step in (lowering.inputs if source == "input" else lowering.spikes[source]))
         mean = -(-events // steps)
-        times[c.name] = cost.cycles_per_timestep(mean, spec.xbar_neurons, spec.xbar_banks)
+        times[c.name] = cost.cycles_per_timestep(mean, xbar.neurons, xbar.banks)
         graph.add_actor(c.name, times[c.name])
         graph.add_edge(c.name, c.name, tokens=1)
     for c in lowering.clusters:
@@ -91,8 +92,8 @@ def measure(seed: int = 0, short: int = 4, long: int = 12, rate: float = 0.4) ->
     return {
         "network": {"sizes": list(SIZES), "clusters": {c.name: len(c.gids) for c in lowerings[1].clusters},
                     "params": "tinyodin", "input_rate": rate, "seed": seed},
-        "fabric": {"rows": spec.rows, "cols": spec.cols, "axons": spec.xbar_axons,
-                   "neurons": spec.xbar_neurons, "banks": spec.xbar_banks},
+        "fabric": {"rows": spec.rows, "cols": spec.cols, **{name: getattr(spec.parameters("xbar"), name)
+                                                            for name in ("axons", "neurons", "banks")}},
         "timesteps": [short, long],
         "cycles": [results[0].cycles, results[1].cycles],
         "spikes_per_step": {c.name: sum(map(len, lowerings[1].spikes[c.name])) / long

@@ -3,7 +3,7 @@
 The reservoir hears its own spikes of the previous timestep (a delay-1 projection, mostly
 inhibitory) and the readout's (delay 1 as well), so the cluster graph has cycles; the xbar
 micro-op reads those inputs a timestep late (docs/snn.md, "Recurrence on the fabric"). The
-reference is the mapped network simulated with ``snn.lif.LifCrossbarModel``.
+reference is the mapped network simulated with ``snn.lif_model.LifCrossbarModel``.
 
 Run it: ``rivulet run examples/snn_recurrent.py --fabric examples/fabrics/snn.toml --sim both``.
 """
@@ -19,7 +19,7 @@ FABRIC = __file__.rsplit("/", 1)[0] + "/fabrics/snn.toml"
 
 def network(spec, seed=0) -> Network:
     rng = np.random.default_rng(seed)
-    p = spec.xbar_params
+    p = spec.parameters("xbar").lif_params
 
     def weights(a, b, low, high, density):
         return rng.integers(low, high + 1, size=(a, b)) * (rng.random((a, b)) < density)

@@ -3,7 +3,7 @@
 The network is ``snn.network.Network``; ``snn.lower`` clusters each layer into crossbar tiles
 (8 neurons each here, so the output layer's tile takes both hidden tiles' spikes on its 16
 axons), routes the spikes as multicast streams and puts the weights in the image. The reference
-is the mapped network simulated with ``snn.lif.LifCrossbarModel``.
+is the mapped network simulated with ``snn.lif_model.LifCrossbarModel``.
 
 Run it: ``rivulet run examples/snn_small.py --fabric examples/fabrics/snn.toml --sim both``.
 """
@@ -19,7 +19,7 @@ FABRIC = __file__.rsplit("/", 1)[0] + "/fabrics/snn.toml"
 
 def network(spec, sizes=(8, 16, 8), seed=0) -> Network:
     rng = np.random.default_rng(seed)
-    params = spec.xbar_params
+    params = spec.parameters("xbar").lif_params
     weights = [rng.integers(-5, params.w_max + 1, size=(a, b)) * (rng.random((a, b)) < 0.6)
                for a, b in zip(sizes, sizes[1:], strict=False)]
     return Network.from_layers(weights, params)

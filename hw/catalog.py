@@ -4,7 +4,6 @@ The command line and the test benches both build components through this table, 
 parameter is named, typed, defaulted and documented in exactly one place.
 """
 
-import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -12,10 +11,8 @@ from typing import Any
 from amaranth.hdl import unsigned
 
 from .arbiter import Arbiter
-from .crossbar import Crossbar
 from .fork import FORK_MODES, Fork
 from .join import Join
-from .lif_params import loihi, tinyodin
 from .params import ParameterError
 from .skid_buffer import SkidBuffer
 from .token_queue import TokenQueue
@@ -72,22 +69,6 @@ class Generator:
 
 
 _WIDTH = Parameter("width", int, 32, "payload width in bits, >= 1", minimum=1)
-CROSSBAR_PRESETS = ("tinyodin", "loihi")
-
-
-def _crossbar(axons: int, neurons: int, banks: int, preset: str, weight_width: int) -> Crossbar:
-    """A crossbar tile with a preset's neuron arithmetic at its default threshold and leak.
-
-    The presets are those that ``snn.lif``'s golden model, the tile's specification, is tested with.
-    """
-    params = tinyodin() if preset == "tinyodin" else loihi()
-    if weight_width > params.membrane_width:
-        raise ParameterError(f"xbar: weight_width={weight_width} is wider than the {preset} "
-                             f"membrane ({params.membrane_width} bits)")
-    return Crossbar(dataclasses.replace(params, weight_width=weight_width), axons=axons,
-                    neurons=neurons, banks=banks)
-
-
 CATALOG: dict[str, Generator] = {generator.name: generator for generator in [
     Generator(
         "token_queue", "FIFO token queue of any depth, registered outputs, occupancy output",
@@ -111,30 +92,22 @@ CATALOG: dict[str, Generator] = {generator.name: generator for generator in [
         "join", "N-to-1 join: one output token carrying all N payloads",
         (_WIDTH, Parameter("n", int, 2, "number of inputs, >= 2", minimum=2)),
         lambda width, n: Join(unsigned(width), n)),
-    # Named by its FU kind (DESIGN.md: pe, mem, xbar, mac).
-    Generator(
-        "xbar", "SNN crossbar tile: axons x neurons signed weights and LIF neurons in block RAM",
-        (Parameter("axons", int, 128, "number of input axons, >= 1", minimum=1),
-         Parameter("neurons", int, 128, "number of LIF neurons, >= 1", minimum=1),
-         Parameter("banks", int, 8, "neurons updated per cycle; must divide neurons", minimum=1),
-         Parameter("preset", str, "tinyodin", "neuron arithmetic: tinyodin or loihi", CROSSBAR_PRESETS),
-         Parameter("weight_width", int, 4, "signed weight width in bits (4 or 8 typical), >= 2",
-                   minimum=2)),
-        _crossbar),
 ]}
 
 
-def _generator(name: str) -> Generator:
+def _generator(name: str, catalog: dict | None) -> Generator:
+    catalog = CATALOG if catalog is None else catalog
     try:
-        return CATALOG[name]
+        return catalog[name]
     except KeyError:
-        known = ", ".join(sorted(CATALOG))
+        known = ", ".join(sorted(catalog))
         raise ParameterError(f"unknown component {name!r}; known components: {known}") from None
 
 
-def parse_parameters(name: str, assignments: list[str]) -> dict[str, Any]:
-    """Parse ``NAME=VALUE`` strings for component ``name``; unknown names are errors."""
-    generator = _generator(name)
+def parse_parameters(name: str, assignments: list[str], catalog: dict | None = None) -> dict[str, Any]:
+    """Parse ``NAME=VALUE`` strings for component ``name``; unknown names are errors. ``catalog``
+    replaces :data:`CATALOG` (the command adds the FU kinds' generators to it)."""
+    generator = _generator(name, catalog)
     values = {}
     for assignment in assignments:
         key, separator, text = assignment.partition("=")
@@ -144,13 +117,14 @@ def parse_parameters(name: str, assignments: list[str]) -> dict[str, Any]:
     return values
 
 
-def build(name: str, **values):
-    """Construct component ``name`` with ``values`` over the catalog defaults.
+def build(name: str, catalog: dict | None = None, **values):
+    """Construct component ``name`` of ``catalog`` (default :data:`CATALOG`) with ``values`` over
+    its defaults.
 
     Raises :class:`ParameterError` for an unknown component or parameter and for a value out
     of range, before any hardware is elaborated.
     """
-    generator = _generator(name)
+    generator = _generator(name, catalog)
     for key in values:
         generator.parameter(key)
     arguments = {p.name: values.get(p.name, p.default) for p in generator.parameters}

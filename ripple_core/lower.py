@@ -10,7 +10,7 @@ The lowering (docs/ripple.md, "On the RTL fabric"):
   (operator, ``pred``, STREAM ``cmp``, the slot kinds, the ``drop`` mask) and the constants of its
   ``const``, ``hold`` and ``arg`` slots are the PE's registers 0-3, written before the run. An
   ``arg`` slot is a constant of this case: the scalar's value, or the array's base address. The
-  PE's slot k is the operator's slot k and FU input k (both follow :mod:`rsn.dataflow_ops`), and
+  PE's slot k is the operator's slot k and FU input k (both follow :mod:`ripple_core.ops`), and
   its output k the operator's port k, so no renumbering happens anywhere.
 * **One stream per output port.** Every consumer slot of a port is a sink of that port's one
   stream, which place & route builds as a multicast tree. A SINK node becomes a host output port
@@ -23,9 +23,9 @@ The lowering (docs/ripple.md, "On the RTL fabric"):
   exactly that often; a fabric that computes a different decider fires differently and does not
   finish. An operator that never fires in the case gets no tile, and a port that emits nothing
   gets no stream: the fabric refuses empty micro-ops and streams.
-* **Memory.** A PE's bank is private (rsn/fu_pe.py), so an array lives in the bank of the PE
+* **Memory.** A PE's bank is private (rsn/pe_kind.py), so an array lives in the bank of the PE
   that accesses it: a copy in each LOAD's bank for an array that is only read, else the one
-  STORE's (or LDST's) bank; the fabric's ``pe_mem_depth`` sizes every bank. The node's
+  STORE's (or LDST's) bank; the fabric's ``[pe] mem_depth`` sizes every bank. The node's
   base slot must be the array's pointer argument, held (the RipTide suite's only shape), and its
   ``origin`` register (5) is the array's flat base, so the node's flat addresses reach bank words
   ``0 .. len - 1``. The array's initial contents are written through the bank window before the
@@ -47,14 +47,14 @@ router's error at compile time.
 
 from dataclasses import dataclass, field
 
-from rsn import fu_pe
-from rsn.fu_pe import MEM_WINDOW, N_PORTS, N_SLOTS, PE_OPS, REG_CONFIG, REG_CONST, REG_STATUS, pe_config_word
 from rsn.graph import StreamGraph
 from rsn.program import Program
 
+from . import pe as pe_kind
 from .graph import Graph, GraphError, op_ports
 from .interp import DeadlockError, Result, RunawayError, layout, run
 from .ops import wrap
+from .pe import MEM_WINDOW, N_PORTS, N_SLOTS, PE_OPS, REG_CONFIG, REG_CONST, REG_STATUS, pe_config_word
 
 __all__ = ["LoweringError", "RippleLowering", "Unit", "MAX_FIRINGS", "check_lowerable",
            "memory_nodes", "lower_graph", "compile_lowering"]
@@ -225,7 +225,7 @@ def _node_unit(graph: Graph, node, array: str | None) -> Unit:
                             f"carry one value (pack several into one word)")
     if node.op == "QUEUE":
         # depth None is the run's default slot depth: lower_graph puts the fabric's queue_depth
-        unit.pred, unit.registers = node.inputs[0].spill, {fu_pe.REG_QUEUE_DEPTH: node.inputs[0].depth}
+        unit.pred, unit.registers = node.inputs[0].spill, {pe_kind.REG_QUEUE_DEPTH: node.inputs[0].depth}
     elif node.op == "ARB":
         if node.attrs["sources"] > N_SLOTS:
             raise LoweringError(f"{_where(graph, node)}: an arb of {node.attrs['sources']} sources; a pe "
@@ -347,16 +347,17 @@ def lower_graph(graph: Graph, case: dict, spec, *, name: str | None = None,
     graph.validate()
     units = check_lowerable(graph)
     for unit in units.values():
-        if unit.registers.get(fu_pe.REG_QUEUE_DEPTH, 0) is None:
-            unit.registers[fu_pe.REG_QUEUE_DEPTH] = spec.queue_depth     # as the golden model runs it
+        if unit.registers.get(pe_kind.REG_QUEUE_DEPTH, 0) is None:
+            unit.registers[pe_kind.REG_QUEUE_DEPTH] = spec.queue_depth     # as the golden model runs it
     if "pe" not in {kind for row in spec.tiles for kind in row}:
         raise LoweringError(f"{graph.name}: the fabric has no pe tiles; use a fabric such as "
                             f"examples/fabrics/ripple.toml")
-    ripple = [unit for unit in units.values() if unit.op in fu_pe.RIPPLE_OPS]
-    if ripple and not spec.pe_ripple_ops:
+    ripple = [unit for unit in units.values() if unit.op in pe_kind.RIPPLE_OPS]
+    if ripple and not spec.parameters("pe").ripple_ops:
         raise LoweringError(f"{graph.name}: {graph.nodes[ripple[0].nodes[0]]} needs a pe tile with Ripple's "
                             f"operators ({ripple[0].op}), but the fabric is built without them "
-                            f"(pe_ripple_ops = false); set pe_ripple_ops = true in the fabric description")
+                            f"([pe] ripple_ops = false); set ripple_ops = true in the fabric "
+                            f"description's [pe] table")
     placed = _check_banks(graph, case, spec, units)
     model = _reference_run(graph, case, spec.queue_depth)
     emitted = _emitted(model)
@@ -454,24 +455,25 @@ def _check_banks(graph: Graph, case: dict, spec, units: dict[str, Unit]) -> dict
         placed = layout(graph, case.get("mem", {}))
     except GraphError as error:
         raise LoweringError(f"{graph.name}: {error}") from None
-    banked = [unit for unit in units.values() if unit.op in fu_pe.BANK_OPS]
-    if banked and not spec.pe_mem_depth:
+    banked = [unit for unit in units.values() if unit.op in pe_kind.BANK_OPS]
+    if banked and not spec.parameters("pe").mem_depth:
         unit = banked[0]
         raise LoweringError(f"{graph.name}: {graph.nodes[unit.nodes[0]]} needs a memory bank, but the "
-                            f"fabric's pe tiles have none (pe_mem_depth = 0); set pe_mem_depth in the fabric "
-                            f"description, as examples/fabrics/ripple.toml does")
+                            f"fabric's pe tiles have none ([pe] mem_depth = 0); set mem_depth in the "
+                            f"fabric description's [pe] table, as examples/fabrics/ripple.toml does")
     for unit in banked:
         if unit.op == "LOCK":
             continue                    # the directory needs a bank's PE, not its words
         if unit.array is not None:
             length, what = placed[unit.array][1], f"array {unit.array!r} has {{}} words in this case"
         else:
-            length, what = unit.registers[fu_pe.REG_QUEUE_DEPTH], f"queue {unit.name!r} has depth {{}}"
-        if length > spec.pe_mem_depth:
+            length, what = unit.registers[pe_kind.REG_QUEUE_DEPTH], f"queue {unit.name!r} has depth {{}}"
+        if length > spec.parameters("pe").mem_depth:
             raise LoweringError(f"{graph.name}: {what.format(length)}, but a pe tile's bank holds "
-                                f"{spec.pe_mem_depth} (pe_mem_depth); {graph.nodes[unit.nodes[0]]} needs "
+                                f"{spec.parameters('pe').mem_depth} ([pe] mem_depth); "
+                                f"{graph.nodes[unit.nodes[0]]} needs "
                                 f"the whole {'array' if unit.array else 'queue'} in its bank, so raise "
-                                f"pe_mem_depth to at least "
+                                f"[pe] mem_depth to at least "
                                 f"{1 << max(1, (length - 1).bit_length())}")
     return placed
 
@@ -480,7 +482,7 @@ def _bank_preload(case: dict, array: str, base: int) -> dict[int, int]:
     """Registers that put ``array`` in a PE's bank: ``origin`` = its flat base, page 0 (a bank
     holds at most 2048 words, the window's size) and its initial words through the window."""
     contents = case.get("mem", {}).get(array, [])
-    return {fu_pe.REG_ORIGIN: base & 0xFFFF_FFFF, fu_pe.REG_PAGE: 0,
+    return {pe_kind.REG_ORIGIN: base & 0xFFFF_FFFF, pe_kind.REG_PAGE: 0,
             **{MEM_WINDOW + word: wrap(value) & 0xFFFF_FFFF for word, value in enumerate(contents)}}
 
 

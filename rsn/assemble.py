@@ -9,7 +9,7 @@ of the unit that would produce it, as long as each unit's own sequence is consis
 
 from dataclasses import dataclass, field
 
-from .isa import UOP_LAYOUTS, IsaError, Opcode, encode, packet
+from .isa import IsaError, Opcode, encode, packet, uop_layout
 
 __all__ = ["UnitProgram", "assemble", "read_packet"]
 
@@ -84,7 +84,7 @@ def assemble(programs: list[UnitProgram], memories: dict | None = None, *, queue
             words += chunk
     encoded = []
     for program in programs:
-        layout = UOP_LAYOUTS[program.unit]
+        layout = uop_layout(program.unit)
         try:
             encoded.append([encode(layout, uop) for uop in program.uops])
         except IsaError as error:

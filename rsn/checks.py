@@ -12,7 +12,8 @@ from amaranth.hdl import Shape
 
 from rsn import isa
 from rsn.fabric_spec import DIRECTIONS, FabricError, FabricSpec
-from rsn.graph import FU_KINDS, HOST_KINDS, PORTS, StreamGraph
+from rsn.fu_kinds import UnknownKindError, fu_kind, fu_kinds, kind_names
+from rsn.graph import HOST_KINDS, StreamGraph
 
 __all__ = ["ProgramError", "MAX_BEATS", "tokens_per_port", "node_tokens", "check_ops",
            "check_host_ports", "check_pins", "check_tokens", "check_cycles", "check_program",
@@ -20,56 +21,26 @@ __all__ = ["ProgramError", "MAX_BEATS", "tokens_per_port", "node_tokens", "check
 
 MAX_BEATS = (1 << Shape.cast(isa.SwitchUop["beats"].shape).width) - 1   # one switch micro-op
 _FU_BASE = 4                    # switch input 4+k = FU output k; switch output 4+k = FU input k
-_COUNT_FIELDS = {"mem": ("count_i", "count_j"), "alu": ("beats",)}
-_COUNT_FIELDS["pe"] = ("firings",)
-_COUNT_FIELDS["xbar"] = ("steps",)
-# Kinds whose token counts depend on the data (an xbar's spikes): their streams' counts are the
-# program's to state (None here), and a wrong count shows as a deadlock in the model and the RTL.
-DATA_DEPENDENT_KINDS = ("xbar",)
-DATA_DEPENDENT_KINDS += ("pe",)    # a dataflow operator's counts depend on its data too
 
 
 class ProgramError(ValueError):
     """A program breaks a static rule; the message names where and how to fix it."""
 
 
-def _mac_mode(value, where: str) -> isa.MacMode:
-    if isinstance(value, isa.MacMode):
-        return value
-    if isinstance(value, str) and value in isa.MacMode.__members__:
-        return isa.MacMode[value]
-    raise ProgramError(f"{where}: mode {value!r} is not one of LOAD, DOT, DOT2")
-
-
 def tokens_per_port(kind: str, uops) -> tuple[list[int], list[int]]:
-    """(tokens consumed per input port, tokens produced per output port) by an FU's micro-ops."""
-    if kind not in FU_KINDS:
-        raise ProgramError(f"kind {kind!r} has no micro-ops; FU kinds are {', '.join(FU_KINDS)}")
-    n_in, n_out = PORTS[kind]
-    if kind in DATA_DEPENDENT_KINDS:
-        return [None] * n_in, [None] * n_out
-    consumed, produced = [0] * n_in, [0] * n_out
-    for index, uop in enumerate(uops):
-        if kind == "mem":
-            words = uop.get("count_i", 0) * uop.get("count_j", 0)
-            if uop.get("write", 0):
-                consumed[0] += words
-            else:
-                produced[0] += words
-        elif kind == "mac":
-            mode = _mac_mode(uop.get("mode", isa.MacMode.LOAD), f"mac micro-op {index}")
-            length, rows = uop.get("length", 0), uop.get("rows", 0)
-            if mode == isa.MacMode.LOAD:
-                consumed[1] += length
-            else:
-                consumed[0] += rows * length
-                if mode == isa.MacMode.DOT2:
-                    consumed[1] += rows * length
-                produced[0] += rows
-        else:
-            consumed[0] += uop.get("beats", 0)
-            produced[0] += uop.get("beats", 0)
-    return consumed, produced
+    """(tokens consumed per input port, tokens produced per output port) by an FU's micro-ops;
+    None for every port of a kind whose counts depend on the data."""
+    try:
+        descriptor = fu_kind(kind)
+    except UnknownKindError:
+        kinds = ", ".join(kind_names())
+        raise ProgramError(f"kind {kind!r} has no micro-ops; FU kinds are {kinds}") from None
+    if descriptor.data_dependent:
+        return [None] * descriptor.n_in, [None] * descriptor.n_out
+    try:
+        return descriptor.tokens(list(uops))
+    except ValueError as error:
+        raise ProgramError(str(error)) from None
 
 
 def node_tokens(node) -> tuple[list[int], list[int]]:
@@ -83,22 +54,20 @@ def node_tokens(node) -> tuple[list[int], list[int]]:
 
 def _check_uop(node, index: int, uop: dict, spec: FabricSpec | None):
     where = f"node {node.name!r} ({node.kind}) micro-op {index}"
+    kind = fu_kind(node.kind)
     try:
-        isa.encode(isa.UOP_LAYOUTS[node.kind], uop)
+        isa.encode(kind.uop_layout, uop)
     except isa.IsaError as error:
         raise ProgramError(f"{where}: {error}") from None
-    counts = _COUNT_FIELDS.get(node.kind, ())
-    if node.kind == "mac":
-        mode = _mac_mode(uop.get("mode", isa.MacMode.LOAD), where)     # missing: LOAD, as encode
-        counts = ("length",) if mode == isa.MacMode.LOAD else ("length", "rows")
-        if spec is not None and mode != isa.MacMode.DOT2 and uop.get("length", 0) > spec.mac_depth:
-            raise ProgramError(f"{where}: {mode.name} length {uop['length']} exceeds the vector "
-                               f"buffer (mac_depth {spec.mac_depth})")
+    parameters = spec.parameters(kind.name) if spec is not None else kind.parameters()
+    try:
+        kind.check_uop(uop, parameters)
+        counts = kind.count_fields(uop)
+    except ValueError as error:
+        raise ProgramError(f"{where}: {error}") from None
     for name in counts:
         if uop.get(name, 0) == 0:
             raise ProgramError(f"{where}: {name} is 0; counts must be at least 1")
-    if node.kind == "alu" and uop.get("clip", 0) and uop.get("lo", 0) > uop.get("hi", 0):
-        raise ProgramError(f"{where}: clip range lo={uop['lo']} > hi={uop['hi']}")
 
 
 def check_ops(graph: StreamGraph, spec: FabricSpec | None = None):
@@ -109,9 +78,9 @@ def check_ops(graph: StreamGraph, spec: FabricSpec | None = None):
             if isinstance(node.tokens, bool) or not isinstance(node.tokens, int) or node.tokens < 1:
                 raise ProgramError(f"host node {node.name!r}: tokens={node.tokens!r} must be >= 1")
             continue
-        if node.kind not in FU_KINDS:
+        if node.kind not in kind_names():
             raise ProgramError(f"node {node.name!r}: kind {node.kind!r} is not one of "
-                               f"{', '.join(FU_KINDS + HOST_KINDS)}")
+                               f"{', '.join(kind_names() + HOST_KINDS)}")
         if not node.uops:
             raise ProgramError(f"node {node.name!r} ({node.kind}) has no micro-ops; give it work or "
                                f"remove it")
@@ -212,17 +181,18 @@ def _check_edge_tokens(graph: StreamGraph, edge):
 
 
 def _starts_late(node, port: int) -> bool:
-    """An ``xbar`` input marked ``delayed`` is not read in the first timestep (rsn.fu_xbar), so
-    its sender's tokens are not waited for at the start: a cycle through it is a recurrence."""
-    return node.kind == "xbar" and bool(node.uops) and bool(node.uops[0].get("delayed", 0) >> port & 1)
+    """An input the kind reads only after its first output (an ``xbar`` input one timestep late)
+    is not waited for at the start: a cycle through it is a recurrence, not a wait."""
+    return node.kind in kind_names() and port in fu_kind(node.kind).late_inputs(node.uops)
 
 
-# Kinds whose units may wait on each other in a cycle: a pe fires one ordered-dataflow operator
-# by its own firing rule, token by token, so a loop of pe nodes (CARRY / INVARIANT back edges) is
-# how a dataflow program iterates; it makes progress whenever the operators' rules do, which the
-# golden model establishes for the program's data. Every other kind runs counted micro-ops that
-# consume whole blocks before producing, so a cycle through one of them deadlocks.
-CYCLIC_KINDS = ("pe",)
+def cyclic_kinds() -> tuple[str, ...]:
+    """Kinds whose units may wait on each other in a cycle (``FuKind.cyclic``): a dataflow
+    operator fires token by token by its own rule, so a loop of them is how a program iterates,
+    and it makes progress whenever the rules do, which the golden model establishes for the
+    program's data. Every other kind runs counted micro-ops that consume whole blocks before
+    producing, so a cycle through one of them deadlocks."""
+    return tuple(name for name, kind in fu_kinds().items() if kind.cyclic)
 
 
 def _successors(graph: StreamGraph) -> dict[str, list[str]]:
@@ -258,10 +228,11 @@ def _cycle_through(start: str, successors: dict[str, list[str]]) -> list[str] | 
 
 def check_cycles(graph: StreamGraph):
     """No FU waits, through streams, on its own output, unless every unit on the cycle is of a
-    kind in :data:`CYCLIC_KINDS` (ordered-dataflow PEs, whose loops are the normal case)."""
+    kind in :func:`cyclic_kinds` (ordered-dataflow PEs, whose loops are the normal case)."""
     successors = _successors(graph)
+    allowed = cyclic_kinds()
     for node in graph.fu_nodes():
-        if node.kind in CYCLIC_KINDS:
+        if node.kind in allowed:
             continue
         cycle = _cycle_through(node.name, successors)
         if cycle is not None:
@@ -269,7 +240,7 @@ def check_cycles(graph: StreamGraph):
             raise ProgramError(f"cyclic wait between functional units: {' -> '.join(cycle)} [{kinds}]; "
                                f"each waits for the tokens of the one before it, so the cycle "
                                f"deadlocks; break it (e.g. through a mem node in a later program). "
-                               f"Only cycles made of {', '.join(CYCLIC_KINDS)} nodes alone are allowed")
+                               f"Only cycles made of {', '.join(allowed) or 'no'} nodes alone are allowed")
 
 
 def check_program(spec: FabricSpec, graph: StreamGraph):

@@ -57,7 +57,7 @@ from dataclasses import dataclass, field
 from .fabric import DONE_LATENCY
 from .fabric_spec import DIRECTIONS
 from .fu_alu import LATENCY as ALU_LATENCY
-from .fu_kinds import FU_KINDS
+from .fu_kinds import fu_kind, fu_kinds
 from .fu_mac import LATENCY as MAC_LATENCY
 from .fu_mem import READ_LATENCY, MemFu
 from .image import split_packets
@@ -446,7 +446,7 @@ class _FuTiming:
         return None
 
 
-class _MemTiming(_FuTiming):
+class MemTiming(_FuTiming):
     """Affine READ/WRITE: one address per cycle, READ words through a 3-credit output path."""
 
     def __init__(self, uops, inputs):
@@ -479,7 +479,7 @@ class _MemTiming(_FuTiming):
             self.left = uop["count_i"] * uop["count_j"]
 
 
-class _AluTiming(_FuTiming):
+class AluTiming(_FuTiming):
     """Stages moving together, the last into the output register (AluFu.elaborate)."""
 
     def __init__(self, uops, inputs):
@@ -513,7 +513,7 @@ class _AluTiming(_FuTiming):
             self.active, self.last, self.left = True, bool(uop["last"]), uop["beats"]
 
 
-class _MacTiming(_FuTiming):
+class MacTiming(_FuTiming):
     """Operand stages, then an accumulator into the output register (MacFu.elaborate)."""
 
     def __init__(self, uops, inputs):
@@ -586,15 +586,12 @@ class _UntimedFu(_FuTiming):
         pass
 
 
-_FU_TIMING = {"mem": _MemTiming, "mac": _MacTiming, "alu": _AluTiming}
-
-
 class _TileTiming:
     """One tile: control stop, two expanders, micro-op queues, switch and FU."""
 
     def __init__(self, spec, tile):
         self.tile = tile
-        self.kind = FU_KINDS[spec.kind(tile)]
+        self.kind = fu_kind(spec.kind(tile))
         uop_latency = queue_latency(spec.uop_queue_depth)
         self.switch_expander, self.fu_expander = _Expander(), _Expander()
         self.switch_uops = _Fifo(spec.uop_queue_depth, uop_latency)
@@ -602,8 +599,8 @@ class _TileTiming:
         self.switch = _SwitchTiming(4 + self.kind.n_in, self.switch_uops)
         self.fu_inputs = [_Fifo(spec.queue_depth, queue_latency(spec.queue_depth))
                           for _ in range(self.kind.n_in)]
-        if self.kind.name in _FU_TIMING:
-            self.fu = _FU_TIMING[self.kind.name](self.fu_uops, self.fu_inputs)
+        if self.kind.timing is not None:
+            self.fu = self.kind.timing(self.fu_uops, self.fu_inputs)
         else:
             self.fu = _UntimedFu(self.fu_uops, self.fu_inputs, self.kind.n_out)
         self.switch_used_at = self.fu_used_at = None
@@ -757,10 +754,11 @@ def predict_cycles(compiled, *, max_cycles: int = 1_000_000) -> Prediction:
         first = packets[0].opcode.name if packets else "nothing"
         raise ValueError(f"the image starts with {first}, not START: the cycle counter would not "
                          f"be counting")
-    untimed = sorted({node.kind for node in compiled.program.graph.fu_nodes()} - set(_FU_TIMING))
+    timed = sorted(name for name, kind in fu_kinds().items() if kind.timing is not None)
+    untimed = sorted({node.kind for node in compiled.program.graph.fu_nodes()} - set(timed))
     if untimed:
         raise CycleModelError(f"the cycle model has no timing for FU kind {', '.join(untimed)} "
                               f"(its timing depends on the data, not only on token counts); it "
-                              f"predicts {', '.join(sorted(_FU_TIMING))} programs. For SNN programs "
+                              f"predicts {', '.join(timed)} programs. For SNN programs "
                               f"snn.sdf predicts the throughput")
     return _FabricTiming(compiled).run(max_cycles)

@@ -8,7 +8,7 @@ from amaranth.hdl import Shape
 from amaranth.lib import data
 
 from .fabric_spec import FabricSpec
-from .isa import GLOBAL_REGISTERS, REGISTERS, UOP_LAYOUTS, Header, Opcode, Target
+from .isa import GLOBAL_REGISTERS, REGISTERS, Header, Opcode, Target, uop_layouts
 
 __all__ = ["describe"]
 
@@ -33,13 +33,13 @@ def describe(spec: FabricSpec, metadata: dict | None = None) -> dict:
 
     ``metadata`` is the component's ``metadata.as_json()`` (exact Verilog port names).
     """
-    from .fu_kinds import FU_KINDS
+    from .fu_kinds import fu_kind
     return {
         "rows": spec.rows, "cols": spec.cols, "data_width": spec.data_width,
         "queue_depth": spec.queue_depth, "uop_queue_depth": spec.uop_queue_depth,
         "tiles": [{"row": row, "col": col, "kind": spec.kind((row, col)),
-                   "fu_inputs": FU_KINDS[spec.kind((row, col))].n_in,
-                   "fu_outputs": FU_KINDS[spec.kind((row, col))].n_out,
+                   "fu_inputs": fu_kind(spec.kind((row, col))).n_in,
+                   "fu_outputs": fu_kind(spec.kind((row, col))).n_out,
                    "failed": (row, col) in spec.failed_tiles}
                   for row, col in spec.all_tiles()],
         "host_ports": [{"name": port.name, "tile": list(port.tile), "side": port.side,
@@ -50,6 +50,6 @@ def describe(spec: FabricSpec, metadata: dict | None = None) -> dict:
         "opcodes": {member.name: member.value for member in Opcode},
         "packet": {"header": _layout_fields(Header), "target": _layout_fields(Target),
                    "body_words": 2},
-        "micro_ops": {kind: _layout_fields(layout) for kind, layout in UOP_LAYOUTS.items()},
+        "micro_ops": {kind: _layout_fields(layout) for kind, layout in uop_layouts().items()},
         "ports": metadata,
     }

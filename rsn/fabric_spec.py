@@ -4,17 +4,17 @@ A description is checked completely when it is loaded; every error names the fil
 the value and what is allowed, before any hardware is generated.
 """
 
+import dataclasses
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .fu_kinds import fu_kind, kind_names
+
 __all__ = ["FabricError", "HostPort", "FabricSpec", "parse_fabric", "load_fabric", "default_fabric",
-           "DIRECTIONS", "TILE_KINDS", "DEFAULT_FABRIC"]
+           "DIRECTIONS", "DEFAULT_FABRIC"]
 
 DIRECTIONS = ("N", "E", "S", "W")            # switch port index = position in this tuple
-TILE_KINDS = ("mem", "mac", "alu")
-TILE_KINDS += ("xbar",)
-TILE_KINDS += ("pe",)
 DEFAULT_FABRIC = Path(__file__).resolve().parents[1] / "examples" / "fabrics" / "default.toml"
 _STEP = {"N": (-1, 0), "E": (0, 1), "S": (1, 0), "W": (0, -1)}
 
@@ -40,26 +40,25 @@ class FabricSpec:
     data_width: int = 32
     queue_depth: int = 4
     uop_queue_depth: int = 4
-    mem_depth: int = 1024
-    mac_depth: int = 256
-    pe_mem_depth: int = 0                   # words in every pe tile's memory bank (0: no bank)
-    pe_ripple_ops: bool = True              # pe tiles run Ripple's operators (queue, arb, task, atomics)
     failed_tiles: frozenset = field(default_factory=frozenset)
     failed_links: frozenset = field(default_factory=frozenset)   # {((row, col), side)}, both ways
-    # xbar tiles (rsn/fu_xbar.py): crossbar size and neuron arithmetic, the same for every one.
-    xbar_axons: int = 16
-    xbar_neurons: int = 16
-    xbar_banks: int = 4
-    xbar_preset: str = "tinyodin"
-    xbar_weight_width: int | None = None    # None: the preset's
-    xbar_threshold: int | None = None       # None: the preset's (tinyODIN membrane units, Loihi vth)
-    xbar_leak: int = 0                      # tinyODIN leak_amount or Loihi dv
+    # Each FU kind's parameters (its table in the description), for the kinds the grid holds:
+    # ((kind name, rsn.fu.KindParameters), ...) sorted by name. A kind absent here has defaults.
+    kind_parameters: tuple = ()
 
-    @property
-    def xbar_params(self):
-        """The ``LifParams`` of this fabric's xbar tiles."""
-        from .fu_xbar import xbar_params
-        return xbar_params(self.xbar_preset, self.xbar_weight_width, self.xbar_threshold, self.xbar_leak)
+    def parameters(self, kind: str):
+        """The ``KindParameters`` of ``kind``'s tiles: the description's table, or the defaults."""
+        for name, parameters in self.kind_parameters:
+            if name == kind:
+                return parameters
+        return fu_kind(kind).parameters()
+
+    def with_parameters(self, kind: str, **values) -> "FabricSpec":
+        """A copy whose ``kind`` tiles take ``values`` (checked as a description's table would be)."""
+        parameters = dataclasses.replace(self.parameters(kind), **values)
+        _check_kind_parameters(f"[{kind}]", kind, parameters, self)
+        others = tuple(entry for entry in self.kind_parameters if entry[0] != kind)
+        return dataclasses.replace(self, kind_parameters=tuple(sorted(others + ((kind, parameters),))))
 
     def kind(self, tile) -> str:
         row, col = tile
@@ -100,15 +99,6 @@ def _int(source, data, name, default, low, high):
     return value
 
 
-def _power_of_two(source, data, name, default, low, high):
-    """Memory addresses wrap modulo the depth, which must therefore be a power of two."""
-    value = _int(source, data, name, default, low, high)
-    if value & (value - 1):
-        raise FabricError(f"{source}: {name}={value} is not a power of two; addresses wrap modulo "
-                          f"the depth, so use one of {', '.join(str(1 << k) for k in range(4, 13))}")
-    return value
-
-
 def _tile(source, what, value, rows, cols):
     if (not isinstance(value, list) or len(value) != 2
             or not all(isinstance(v, int) and not isinstance(v, bool) for v in value)):
@@ -121,12 +111,12 @@ def _tile(source, what, value, rows, cols):
 
 def parse_fabric(data: dict, source: str = "fabric") -> FabricSpec:
     """Check a decoded description and build its :class:`FabricSpec`."""
-    known = {"rows", "cols", "tiles", "host_ports", "data_width", "queue_depth", "uop_queue_depth",
-             "mem_depth", "mac_depth", "pe_mem_depth", "pe_ripple_ops", "failed_tiles",
-             "failed_links"} | set(_XBAR_FIELDS)
-    unknown = sorted(set(data) - known)
+    _refuse_flat_kind_fields(source, data)
+    tables = set(kind_names())
+    unknown = sorted(set(data) - _FIELDS - tables)
     if unknown:
-        raise FabricError(f"{source}: unknown field(s) {unknown}; fields are {sorted(known)}")
+        raise FabricError(f"{source}: unknown field(s) {unknown}; fields are {sorted(_FIELDS)}, and a "
+                          f"table per FU kind ({', '.join(f'[{name}]' for name in sorted(tables))})")
     rows = _int(source, data, "rows", None, 1, 16)
     cols = _int(source, data, "cols", None, 1, 16)
     tiles = data.get("tiles")
@@ -138,9 +128,9 @@ def parse_fabric(data: dict, source: str = "fabric") -> FabricSpec:
         if len(kinds) != cols:
             raise FabricError(f"{source}: tiles row {row} {line!r} has {len(kinds)} kinds, not {cols}")
         for col, kind in enumerate(kinds):
-            if kind not in TILE_KINDS:
+            if kind not in tables:
                 raise FabricError(f"{source}: tile [{row}, {col}] has unknown kind {kind!r}; "
-                                  f"kinds are {', '.join(TILE_KINDS)}")
+                                  f"kinds are {', '.join(kind_names())}")
         grid.append(kinds)
     failed_tiles = frozenset(_tile(source, "failed tile", value, rows, cols)
                              for value in data.get("failed_tiles", []))
@@ -176,85 +166,65 @@ def parse_fabric(data: dict, source: str = "fabric") -> FabricSpec:
         data_width=_int(source, data, "data_width", 32, 8, 64),
         queue_depth=_int(source, data, "queue_depth", 4, 1, 64),
         uop_queue_depth=_int(source, data, "uop_queue_depth", 4, 1, 64),
-        mem_depth=_power_of_two(source, data, "mem_depth", 1024, 16, 4096),
-        mac_depth=_int(source, data, "mac_depth", 256, 4, 4096),
-        pe_mem_depth=_pe_mem_depth(source, data),
-        pe_ripple_ops=_pe_ripple_ops(source, data),
         failed_tiles=failed_tiles, failed_links=frozenset(failed_links))
-    _check_pe_width(source, spec)
-    return _xbar_fields(source, data, spec)
+    return dataclasses.replace(spec, kind_parameters=_kind_parameters(source, data, spec))
 
 
-def _check_pe_width(source, spec: FabricSpec):
-    """A pe tile computes on 32-bit two's complement words (RipTide's arithmetic wraps at 32
-    bits), so its streams must be exactly 32 bits wide: narrower ones would truncate values and
-    wider ones would carry bits the PE ignores."""
-    from .fu_pe import WIDTH
-    if any("pe" in row for row in spec.tiles) and spec.data_width != WIDTH:
-        raise FabricError(f"{source}: data_width={spec.data_width} is not allowed with pe tiles; a pe "
-                          f"tile computes on {WIDTH}-bit values, so set data_width = {WIDTH}")
+_FIELDS = {"rows", "cols", "tiles", "host_ports", "data_width", "queue_depth", "uop_queue_depth",
+           "failed_tiles", "failed_links"}
 
 
-def _pe_ripple_ops(source, data) -> bool:
-    """Whether pe tiles build Ripple's operators (rsn/fu_pe.py): true by default; false saves
-    about 900 LUTs per pe tile with a bank, for fabrics that run plain ordered dataflow."""
-    value = data.get("pe_ripple_ops", True)
-    if not isinstance(value, bool):
-        raise FabricError(f"{source}: pe_ripple_ops={value!r} is not allowed; use true (pe tiles run "
-                          f"Ripple's queue, arb, task and atomics) or false")
-    return value
+def _refuse_flat_kind_fields(source, data):
+    """A kind's parameter written the old, flat way (``pe_mem_depth = 64``) is refused with the
+    table that replaced it (``[pe]`` with ``mem_depth = 64``)."""
+    for key, value in data.items():
+        if key in _FIELDS or isinstance(value, dict):
+            continue
+        for kind in kind_names():
+            names = {field.name for field in dataclasses.fields(fu_kind(kind).parameters)}
+            rest = key.removeprefix(f"{kind}_")
+            if rest != key and rest in names:
+                raise FabricError(f"{source}: {key} = {value!r} is the old spelling; kind parameters "
+                                  f"now live in a table per kind, so write\n  [{kind}]\n  {rest} = "
+                                  f"{_toml(value)}\n(tables come after every top-level field)")
 
 
-def _pe_mem_depth(source, data) -> int:
-    """Words in every pe tile's private memory bank (rsn/fu_pe.py), for LOAD and STORE: 0 (no
-    bank) or a power of two from 2 to 2048. A power of two because the PE's config window aliases
-    the bank by its low address bits; at most 2048 because the host preloads an array through the
-    window in one set of register writes, and a larger bank would need the page register switched
-    in between."""
-    value = data.get("pe_mem_depth", 0)
-    if (isinstance(value, bool) or not isinstance(value, int) or value < 0 or value == 1
-            or value > 2048 or value & (value - 1)):
-        raise FabricError(f"{source}: pe_mem_depth={value!r} is not allowed; use 0 (pe tiles without a "
-                          f"memory bank) or a power of two from 2 to 2048 (words per pe tile's bank)")
-    return value
+def _toml(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return f'"{value}"' if isinstance(value, str) else repr(value)
 
 
-_XBAR_FIELDS = ("xbar_axons", "xbar_neurons", "xbar_banks", "xbar_preset", "xbar_weight_width",
-                "xbar_threshold", "xbar_leak")
+def _kind_parameters(source, data, spec: FabricSpec) -> tuple:
+    """Each kind's table, checked; kept for the kinds the grid holds (a table for a kind the grid
+    does not hold is still checked, so a typo in it is found)."""
+    present = {kind for row in spec.tiles for kind in row}
+    entries = []
+    for kind in sorted(set(kind_names()) & (present | set(data))):
+        table = data.get(kind, {})
+        where = f"{source}: [{kind}]"
+        if not isinstance(table, dict):
+            raise FabricError(f"{where} must be a table of {kind} parameters, not {table!r}")
+        parameter_class = fu_kind(kind).parameters
+        names = [field.name for field in dataclasses.fields(parameter_class)]
+        unknown = sorted(set(table) - set(names))
+        if unknown:
+            allowed = ", ".join(names) if names else "none"
+            raise FabricError(f"{where}: unknown parameter(s) {unknown}; {kind} tiles take: {allowed}")
+        parameters = parameter_class(**table)
+        _check_kind_parameters(where, kind, parameters, spec if kind in present else None)
+        if kind in present:
+            entries.append((kind, parameters))
+    return tuple(entries)
 
 
-def _xbar_fields(source, data, spec: FabricSpec) -> FabricSpec:
-    """The xbar fields, checked: sizes, the preset's arithmetic, AER ids within ``data_width``."""
-    from dataclasses import replace
-
-    from .fu_xbar import PRESETS, XbarAddressMap, aer_width, xbar_params
-    preset = data.get("xbar_preset", "tinyodin")
-    if preset not in PRESETS:
-        raise FabricError(f"{source}: xbar_preset={preset!r} is not allowed; use one of {', '.join(PRESETS)}")
-    axons = _int(source, data, "xbar_axons", 16, 1, 4096)
-    neurons = _int(source, data, "xbar_neurons", 16, 1, 4096)
-    banks = _int(source, data, "xbar_banks", 4, 1, neurons)
-    if neurons % banks:
-        raise FabricError(f"{source}: xbar_banks={banks} does not divide xbar_neurons={neurons}; "
-                          f"choose a divisor of {neurons}")
-    weight_width = data.get("xbar_weight_width")
-    if weight_width is not None:
-        weight_width = _int(source, data, "xbar_weight_width", None, 2, 32)
-    threshold = data.get("xbar_threshold")
-    if threshold is not None:
-        threshold = _int(source, data, "xbar_threshold", None, 0, (1 << 17) - 1)
-    leak = _int(source, data, "xbar_leak", 0, 0, 4095)
+def _check_kind_parameters(where: str, kind: str, parameters, spec: FabricSpec | None):
     try:
-        params = xbar_params(preset, weight_width, threshold, leak)
-        XbarAddressMap(params, axons, neurons, banks)
+        parameters.check()
+        if spec is not None and any(kind in row for row in spec.tiles):
+            parameters.check_fabric(spec)
     except ValueError as error:
-        raise FabricError(f"{source}: {error}") from None
-    if any("xbar" in row for row in spec.tiles) and spec.data_width < aer_width(max(axons, neurons)):
-        raise FabricError(f"{source}: data_width={spec.data_width} cannot carry an xbar address event "
-                          f"(kind bit + id of {max(axons, neurons)} axons/neurons = "
-                          f"{aer_width(max(axons, neurons))} bits); raise data_width or shrink the crossbar")
-    return replace(spec, xbar_axons=axons, xbar_neurons=neurons, xbar_banks=banks, xbar_preset=preset,
-                   xbar_weight_width=weight_width, xbar_threshold=threshold, xbar_leak=leak)
+        raise FabricError(f"{where}: {error}") from None
 
 
 def load_fabric(path) -> FabricSpec:

@@ -1,17 +1,24 @@
 """The functional-unit interface: what every FU kind plugs into a tile with.
 
-A FU kind is described by a :class:`FuKind` (port counts, micro-op layout, latency, RTL class,
-golden model class). :func:`fu_signature` builds the one signature every FU component has; see
+A FU kind is described completely by one :class:`FuKind`: its ports, micro-op layout, RTL and
+golden model, the parameters it takes from a fabric description, how its micro-ops count tokens
+and which programs it accepts. ``rsn`` never branches on a kind's name: every check, the
+generator, the golden model and the cycle model ask the descriptor (``rsn.fu_kinds`` keeps the
+registry). :func:`fu_signature` builds the one signature every FU component has; see
 docs/rsn-architecture.md ("Functional units") for the meaning of each member.
 """
 
+import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from amaranth.hdl import unsigned
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
-__all__ = ["ConfigBus", "FuKind", "fu_signature", "MAX_FU_INPUTS", "MAX_FU_OUTPUTS"]
+__all__ = ["ConfigBus", "FuKind", "KindParameters", "NoParameters", "fu_signature", "count_status",
+           "MAX_FU_INPUTS", "MAX_FU_OUTPUTS"]
 
 MAX_FU_INPUTS = 3
 MAX_FU_OUTPUTS = 2
@@ -28,15 +35,82 @@ ConfigBus = wiring.Signature({
 
 
 @dataclass(frozen=True)
+class KindParameters:
+    """The parameters of one FU kind in a fabric description: the TOML table named after the kind
+    (``[pe]``, ``[xbar]``, ...), the same for every tile of that kind.
+
+    A kind subclasses this as a frozen dataclass whose fields are the table's keys, with their
+    defaults. The fabric loader refuses unknown keys and calls :meth:`check` (each value's range)
+    and, when the fabric has tiles of the kind, :meth:`check_fabric` (rules that involve the rest
+    of the fabric, such as the data width). Both raise ``ValueError`` with a message that names the
+    key, the value and what is allowed; the loader prefixes the file and the table.
+    """
+
+    def check(self) -> None:
+        """Raise ``ValueError`` for a value out of range."""
+
+    def check_fabric(self, spec) -> None:
+        """Raise ``ValueError`` for a value that does not fit the fabric ``spec``."""
+
+    def rtl_arguments(self) -> dict[str, Any]:
+        """Keyword arguments, besides ``width``, of the kind's RTL and golden model classes."""
+        return {field.name: getattr(self, field.name) for field in dataclasses.fields(self)}
+
+
+@dataclass(frozen=True)
+class NoParameters(KindParameters):
+    """A kind that takes nothing from the fabric description but the data width."""
+
+
+def _no_check(uop: dict, parameters) -> None:
+    pass
+
+
+@dataclass(frozen=True)
 class FuKind:
-    """A kind of functional unit, as the fabric generator and the compiler see it."""
+    """A kind of functional unit, as the fabric generator, the checks and the compiler see it.
+
+    ``tokens(uops)`` returns (tokens consumed per input, tokens produced per output) by a list of
+    micro-ops (dicts of field values), or None for a kind whose counts depend on the data (the
+    program then states each stream's count, and a wrong count shows as a deadlock).
+    ``count_fields(uop)`` names the micro-op fields that count something (beats, firings, steps):
+    0 is refused, since the RTL would run it as the field's full range. ``check_uop(uop,
+    parameters)`` raises ``ValueError`` for any other micro-op the unit refuses. ``cyclic`` says
+    units of this kind may wait on each other in a loop (they fire token by token by their own
+    rules). ``late_inputs(uops)`` gives the inputs that are not read before the unit's first
+    output, so a cycle through them is a recurrence rather than a wait. ``timing`` builds the
+    cycle model's skeleton of one unit, ``timing(uop_queue, input_queues)``, for kinds whose
+    timing depends on token counts alone. ``generator`` is an optional ``hw.catalog.Generator``
+    for ``rivulet generate``.
+    """
     name: str
     n_in: int
     n_out: int
-    uop_layout: object      # an rsn.isa layout
+    uop_layout: object      # an Amaranth data layout of exactly one micro-op body
     latency: int            # cycles from a step's last input token to its output token
-    rtl: type               # the wiring.Component; constructed as rtl(width=..., **fabric params)
-    model: type             # the golden model (an rsn.channels.UnitModel)
+    rtl: type               # the wiring.Component; rtl(width=..., **parameters.rtl_arguments())
+    model: type             # the golden model (an rsn.channels.UnitModel), constructed alike
+    parameters: type = NoParameters
+    tokens: Callable[[list], tuple[list, list]] | None = None
+    count_fields: Callable[[dict], tuple[str, ...]] = lambda uop: ()
+    check_uop: Callable[[dict, Any], None] = _no_check
+    cyclic: bool = False
+    late_inputs: Callable[[list], frozenset] = lambda uops: frozenset()
+    timing: Callable | None = None
+    generator: Any = None
+
+    def __post_init__(self):
+        if not (self.name.isidentifier() and self.name.islower()):
+            raise ValueError(f"FU kind name {self.name!r} must be a lower-case identifier")
+        if not (0 <= self.n_in <= MAX_FU_INPUTS and 0 <= self.n_out <= MAX_FU_OUTPUTS):
+            raise ValueError(f"FU kind {self.name!r}: {self.n_in} inputs and {self.n_out} outputs; a tile "
+                             f"has room for at most {MAX_FU_INPUTS} and {MAX_FU_OUTPUTS}")
+        if not (isinstance(self.parameters, type) and issubclass(self.parameters, KindParameters)):
+            raise ValueError(f"FU kind {self.name!r}: parameters must be a KindParameters subclass")
+
+    @property
+    def data_dependent(self) -> bool:
+        return self.tokens is None
 
 
 def fu_signature(kind: FuKind, width: int) -> wiring.Signature:
@@ -56,3 +130,13 @@ def fu_signature(kind: FuKind, width: int) -> wiring.Signature:
     if kind.n_out:
         members["o"] = Out(stream.Signature(unsigned(width))).array(kind.n_out)
     return wiring.Signature(members)
+
+
+def count_status(m, unit, *, firing, stall, completes_last):
+    """Drive a FU's ``firings``, ``stalls`` and ``finished``; ``clear`` restarts them from this cycle."""
+    with m.If(unit.clear):
+        m.d.sync += [unit.firings.eq(firing), unit.stalls.eq(stall),
+                     unit.finished.eq(completes_last)]
+    with m.Else():
+        m.d.sync += [unit.firings.eq(unit.firings + firing), unit.stalls.eq(unit.stalls + stall),
+                     unit.finished.eq(unit.finished | completes_last)]

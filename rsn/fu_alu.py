@@ -38,10 +38,10 @@ from amaranth.lib import wiring
 from hw.params import check_int
 
 from .channels import Channel, UnitModel
-from .fu import FuKind, fu_signature
+from .fu import FuKind, count_status, fu_signature
 from .isa import AluUop
 
-__all__ = ["LATENCY", "AluFu", "AluModel", "alu_result", "count_status", "ALU_KIND"]
+__all__ = ["LATENCY", "AluFu", "AluModel", "alu_result", "ALU_KIND"]
 
 LATENCY = 2     # relu and shift into stage 1, clip into the output register
 
@@ -143,15 +143,6 @@ class AluFu(wiring.Component):
         return m
 
 
-def count_status(m, unit, *, firing, stall, completes_last):
-    """Drive ``firings``, ``stalls`` and ``finished``; ``clear`` restarts them from this cycle."""
-    with m.If(unit.clear):
-        m.d.sync += [unit.firings.eq(firing), unit.stalls.eq(stall),
-                     unit.finished.eq(completes_last)]
-    with m.Else():
-        m.d.sync += [unit.firings.eq(unit.firings + firing), unit.stalls.eq(unit.stalls + stall),
-                     unit.finished.eq(unit.finished | completes_last)]
-
 
 class AluModel(UnitModel):
     """Golden model of the ``alu`` FU, written from the architecture note.
@@ -183,4 +174,20 @@ class AluModel(UnitModel):
         return True
 
 
-ALU_KIND = FuKind("alu", 1, 1, AluUop, LATENCY, AluFu, AluModel)
+def _tokens(uops) -> tuple[list[int], list[int]]:
+    beats = sum(uop.get("beats", 0) for uop in uops)
+    return [beats], [beats]
+
+
+def _check_uop(uop: dict, parameters):
+    if uop.get("clip", 0) and uop.get("lo", 0) > uop.get("hi", 0):
+        raise ValueError(f"clip range lo={uop['lo']} > hi={uop['hi']}")
+
+
+def _timing(uop_queue, input_queues):
+    from .cycle_model import AluTiming  # the cycle model imports this module
+    return AluTiming(uop_queue, input_queues)
+
+
+ALU_KIND = FuKind("alu", 1, 1, AluUop, LATENCY, AluFu, AluModel, tokens=_tokens,
+                  count_fields=lambda uop: ("beats",), check_uop=_check_uop, timing=_timing)

@@ -1,22 +1,94 @@
-"""The functional-unit kinds a fabric can hold, by the name used in fabric descriptions."""
+"""The registry of FU kinds: every kind a fabric description may name, found by its own name.
 
-from .fu_alu import ALU_KIND
-from .fu_mac import MAC_KIND
-from .fu_mem import MEM_KIND
-from .fu_pe import PE_KIND
-from .fu_xbar import XBAR_KIND
+``rsn`` registers the kinds it owns (``mem``, ``mac``, ``alu``). Any other package adds its kinds
+with one line in its ``pyproject.toml``, an entry point in the group :data:`ENTRY_POINT_GROUP`
+whose value is a :class:`rsn.fu.FuKind` (or a list of them)::
 
-__all__ = ["FU_KINDS", "fu_parameters"]
+    [project.entry-points."rivulet.fu_kinds"]
+    pe = "ripple_core.pe:PE_KIND"
 
-FU_KINDS = {kind.name: kind for kind in (MEM_KIND, MAC_KIND, ALU_KIND)}
-FU_KINDS[PE_KIND.name] = PE_KIND
-FU_KINDS[XBAR_KIND.name] = XBAR_KIND
+Entry points are loaded on the first look-up, not at import, so ``rsn`` imports no package above
+it. :func:`register` adds a kind at run time (a test's own kind, or a script's).
+"""
+
+from importlib import metadata
+
+from .fu import FuKind
+
+__all__ = ["ENTRY_POINT_GROUP", "UnknownKindError", "register", "fu_kind", "fu_kinds", "kind_names",
+           "component_catalog"]
+
+ENTRY_POINT_GROUP = "rivulet.fu_kinds"
+
+_KINDS: dict[str, FuKind] = {}
+_loaded = False
 
 
-def fu_parameters(kind: str, spec) -> dict:
-    """The fabric-description parameters a FU kind's RTL takes besides the data width."""
-    if kind == "xbar":
-        return {"params": spec.xbar_params, "axons": spec.xbar_axons, "neurons": spec.xbar_neurons,
-                "banks": spec.xbar_banks}
-    return {"mem": {"mem_depth": spec.mem_depth}, "mac": {"mac_depth": spec.mac_depth},
-            "pe": {"mem_depth": spec.pe_mem_depth, "ripple_ops": spec.pe_ripple_ops}}.get(kind, {})
+class UnknownKindError(KeyError):
+    """No registered FU kind has this name."""
+
+    def __str__(self):
+        return self.args[0]
+
+
+def register(kind: FuKind) -> FuKind:
+    """Add ``kind`` to the registry under ``kind.name`` and return it. Registering the same
+    descriptor twice is harmless; another kind under a taken name is refused."""
+    if not isinstance(kind, FuKind):
+        raise TypeError(f"register() takes an rsn.fu.FuKind, not {kind!r}")
+    taken = _KINDS.get(kind.name)
+    if taken is not None and taken is not kind:
+        raise ValueError(f"FU kind {kind.name!r} is registered twice ({taken.rtl.__module__} and "
+                         f"{kind.rtl.__module__}); every kind needs a name of its own")
+    _KINDS[kind.name] = kind
+    return kind
+
+
+def _load():
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    from .fu_alu import ALU_KIND
+    from .fu_mac import MAC_KIND
+    from .fu_mem import MEM_KIND
+    for kind in (MEM_KIND, MAC_KIND, ALU_KIND):
+        register(kind)
+    for entry in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda entry: entry.name):
+        loaded = entry.load()
+        for kind in loaded if isinstance(loaded, (list, tuple)) else [loaded]:
+            if kind.name != entry.name and not isinstance(loaded, (list, tuple)):
+                raise ValueError(f"entry point {entry.name!r} of {ENTRY_POINT_GROUP!r} names FU kind "
+                                 f"{kind.name!r}; give the entry point the kind's own name")
+            register(kind)
+
+
+def fu_kinds() -> dict[str, FuKind]:
+    """Every registered kind, by name (a copy)."""
+    _load()
+    return dict(_KINDS)
+
+
+def kind_names() -> tuple[str, ...]:
+    _load()
+    return tuple(_KINDS)
+
+
+def fu_kind(name: str) -> FuKind:
+    """The kind called ``name``; :class:`UnknownKindError` lists the known ones."""
+    _load()
+    try:
+        return _KINDS[name]
+    except KeyError:
+        raise UnknownKindError(f"unknown FU kind {name!r}; kinds are {', '.join(_KINDS)}") from None
+
+
+def component_catalog() -> dict:
+    """What ``rivulet generate`` can build: the stream primitives of ``hw.catalog`` and every
+    registered kind's own generator (``FuKind.generator``), by name."""
+    from hw.catalog import CATALOG
+    catalog = dict(CATALOG)
+    for name, kind in fu_kinds().items():
+        if kind.generator is not None:
+            catalog[name] = kind.generator
+    return catalog

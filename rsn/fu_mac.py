@@ -42,6 +42,8 @@ values. DOT2 does not use the buffer and accepts any ``length``. A ``length`` or
 (refused by the assembler) counts as 4096 or 65536.
 """
 
+from dataclasses import dataclass
+
 from amaranth.hdl import Cat, Module, Mux, Signal, unsigned
 from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
@@ -49,8 +51,7 @@ from amaranth.lib.memory import Memory
 from hw.params import check_int
 
 from .channels import Channel, UnitModel
-from .fu import FuKind, fu_signature
-from .fu_alu import count_status
+from .fu import FuKind, KindParameters, count_status, fu_signature
 from .isa import IsaError, MacMode, MacUop, Precision
 
 __all__ = ["LATENCY", "MULTIPLY_STAGES", "MacFu", "MacModel", "mac_product", "MAC_KIND"]
@@ -307,4 +308,61 @@ class MacModel(UnitModel):
         self.current = None
 
 
-MAC_KIND = FuKind("mac", 2, 1, MacUop, LATENCY, MacFu, MacModel)
+@dataclass(frozen=True)
+class MacParameters(KindParameters):
+    """The ``[mac]`` table of a fabric description."""
+    depth: int = 256        # words in every mac tile's vector buffer
+
+    def check(self):
+        if isinstance(self.depth, bool) or not isinstance(self.depth, int) or not 4 <= self.depth <= 4096:
+            raise ValueError(f"depth={self.depth!r} is not allowed; use an integer 4..4096 (words in the "
+                             f"vector buffer)")
+
+    def rtl_arguments(self):
+        return {"mac_depth": self.depth}
+
+
+def micro_op_mode(uop: dict, where: str | None = None) -> MacMode:
+    """The micro-op's mode (LOAD when absent, as ``rsn.isa.encode`` has it), by member or name."""
+    value = uop.get("mode", MacMode.LOAD)
+    if isinstance(value, MacMode):
+        return value
+    if isinstance(value, str) and value in MacMode.__members__:
+        return MacMode[value]
+    prefix = f"{where}: " if where else ""
+    raise ValueError(f"{prefix}mode {value!r} is not one of LOAD, DOT, DOT2")
+
+
+def _tokens(uops) -> tuple[list[int], list[int]]:
+    consumed, produced = [0, 0], [0]
+    for index, uop in enumerate(uops):
+        mode = micro_op_mode(uop, f"mac micro-op {index}")
+        length, rows = uop.get("length", 0), uop.get("rows", 0)
+        if mode == MacMode.LOAD:
+            consumed[1] += length
+        else:
+            consumed[0] += rows * length
+            if mode == MacMode.DOT2:
+                consumed[1] += rows * length
+            produced[0] += rows
+    return consumed, produced
+
+
+def _count_fields(uop: dict) -> tuple[str, ...]:
+    return ("length",) if micro_op_mode(uop) == MacMode.LOAD else ("length", "rows")
+
+
+def _check_uop(uop: dict, parameters: MacParameters):
+    mode = micro_op_mode(uop)
+    if mode != MacMode.DOT2 and uop.get("length", 0) > parameters.depth:
+        raise ValueError(f"{mode.name} length {uop['length']} exceeds the vector buffer "
+                         f"([mac] depth {parameters.depth})")
+
+
+def _timing(uop_queue, input_queues):
+    from .cycle_model import MacTiming  # the cycle model imports this module
+    return MacTiming(uop_queue, input_queues)
+
+
+MAC_KIND = FuKind("mac", 2, 1, MacUop, LATENCY, MacFu, MacModel, parameters=MacParameters, tokens=_tokens,
+                  count_fields=_count_fields, check_uop=_check_uop, timing=_timing)

@@ -28,6 +28,8 @@ Semantics (the RTL :class:`MemFu` and the golden model :class:`MemModel` both fo
   an event in the same cycle.
 """
 
+from dataclasses import dataclass
+
 from amaranth.hdl import Module, Mux, Signal, unsigned
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
@@ -38,7 +40,7 @@ from hw.params import ParameterError, check_int
 from hw.skid_buffer import elaborate_skid_pair
 
 from .channels import UnitModel
-from .fu import FuKind, fu_signature
+from .fu import FuKind, KindParameters, fu_signature
 from .isa import REGISTERS, MemUop
 
 __all__ = ["MemFu", "MemModel", "AffineAddresses", "MEM_KIND", "READ_LATENCY", "READ_INTERVAL",
@@ -332,4 +334,38 @@ class MemModel(UnitModel):
         return True
 
 
-MEM_KIND = FuKind("mem", 1, 1, MemUop, LATENCY, MemFu, MemModel)
+@dataclass(frozen=True)
+class MemParameters(KindParameters):
+    """The ``[mem]`` table of a fabric description."""
+    depth: int = 1024       # words in every mem tile's bank
+
+    def check(self):
+        """Addresses wrap modulo the depth, so it is a power of two; 16 to the 4096 words that the
+        12-bit ``start`` field and the config window reach."""
+        if (isinstance(self.depth, bool) or not isinstance(self.depth, int) or not 16 <= self.depth <= 4096
+                or self.depth & (self.depth - 1)):
+            raise ValueError(f"depth={self.depth!r} is not allowed; addresses wrap modulo the depth, so "
+                             f"use a power of two from 16 to 4096")
+
+    def rtl_arguments(self):
+        return {"mem_depth": self.depth}
+
+
+def _tokens(uops) -> tuple[list[int], list[int]]:
+    consumed, produced = [0], [0]
+    for uop in uops:
+        words = uop.get("count_i", 0) * uop.get("count_j", 0)
+        if uop.get("write", 0):
+            consumed[0] += words
+        else:
+            produced[0] += words
+    return consumed, produced
+
+
+def _timing(uop_queue, input_queues):
+    from .cycle_model import MemTiming  # the cycle model imports this module
+    return MemTiming(uop_queue, input_queues)
+
+
+MEM_KIND = FuKind("mem", 1, 1, MemUop, LATENCY, MemFu, MemModel, parameters=MemParameters,
+                  tokens=_tokens, count_fields=lambda uop: ("count_i", "count_j"), timing=_timing)

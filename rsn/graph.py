@@ -14,13 +14,21 @@ from dataclasses import dataclass, field
 
 from rsn import fu_kinds
 
-__all__ = ["GraphError", "Node", "Edge", "StreamGraph", "PORTS", "FU_KINDS", "HOST_KINDS"]
+__all__ = ["GraphError", "Node", "Edge", "StreamGraph", "ports", "HOST_KINDS"]
 
-FU_KINDS = tuple(fu_kinds.FU_KINDS)             # mem, mac, alu
 HOST_KINDS = ("host_in", "host_out")
-# (inputs, outputs) of each node kind: the FU kinds' own declarations, and the host endpoints.
-PORTS = {**{name: (kind.n_in, kind.n_out) for name, kind in fu_kinds.FU_KINDS.items()},
-         "host_in": (0, 1), "host_out": (1, 0)}
+_HOST_PORTS = {"host_in": (0, 1), "host_out": (1, 0)}
+
+
+def ports(kind: str) -> tuple[int, int] | None:
+    """(inputs, outputs) of a node kind: a FU kind's own declaration or a host endpoint's; None
+    for a name that is neither."""
+    if kind in _HOST_PORTS:
+        return _HOST_PORTS[kind]
+    if kind in fu_kinds.kind_names():
+        descriptor = fu_kinds.fu_kind(kind)
+        return descriptor.n_in, descriptor.n_out
+    return None
 
 
 class GraphError(ValueError):
@@ -42,11 +50,11 @@ class Node:
 
     @property
     def n_in(self) -> int:
-        return PORTS[self.kind][0]
+        return ports(self.kind)[0]
 
     @property
     def n_out(self) -> int:
-        return PORTS[self.kind][1]
+        return ports(self.kind)[1]
 
     @property
     def is_host(self) -> bool:
@@ -97,8 +105,9 @@ class StreamGraph:
             raise GraphError(f"node name {name!r} must be a non-empty string without spaces")
         if name in self.nodes:
             raise GraphError(f"node {name!r} is added twice; give each operation its own name")
-        if kind not in PORTS:
-            raise GraphError(f"node {name!r}: unknown kind {kind!r}; kinds are {', '.join(PORTS)}")
+        if ports(kind) is None:
+            kinds = fu_kinds.kind_names() + HOST_KINDS
+            raise GraphError(f"node {name!r}: unknown kind {kind!r}; kinds are {', '.join(kinds)}")
         uops = list(uops)
         if not all(isinstance(uop, dict) for uop in uops):
             raise GraphError(f"node {name!r}: micro-ops must be dicts of {kind} fields")

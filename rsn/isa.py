@@ -13,9 +13,10 @@ from amaranth.lib import data, enum
 
 __all__ = [
     "IsaError", "Opcode", "MacMode", "Precision", "BODY_BITS", "BODY_WORDS", "SWITCH_INPUTS",
-    "SWITCH_OUTPUTS", "NO_INPUT", "SwitchUop", "MemUop", "MacUop", "AluUop", "XbarUop", "Header", "Target",
-    "UOP_LAYOUTS", "REGISTERS", "LINK_BEATS_BITS", "GLOBAL_REGISTERS", "encode", "decode", "body_words",
-    "body_from_words", "packet", "tile_mask", "PeUop",
+    "SWITCH_OUTPUTS", "NO_INPUT", "SwitchUop", "MemUop", "MacUop", "AluUop", "Header", "Target",
+    "uop_layout", "uop_layouts", "padded_uop", "REGISTERS", "LINK_BEATS_BITS", "GLOBAL_REGISTERS",
+    "encode", "decode", "body_words",
+    "body_from_words", "packet", "tile_mask",
 ]
 
 BODY_BITS = 64
@@ -49,7 +50,7 @@ class Precision(enum.Enum, shape=1):
     INT8 = 1
 
 
-def _padded(fields: dict) -> data.StructLayout:
+def padded_uop(fields: dict) -> data.StructLayout:
     """A struct of ``fields`` padded with a reserved field to exactly one 64-bit body."""
     used = sum(Shape.cast(shape).width for shape in fields.values())
     assert used <= BODY_BITS, f"micro-op fields take {used} bits, more than {BODY_BITS}"
@@ -58,14 +59,14 @@ def _padded(fields: dict) -> data.StructLayout:
     return data.StructLayout(fields)
 
 
-SwitchUop = _padded({
+SwitchUop = padded_uop({
     "beats": 16,                                        # 0: a static route, never ends
     "enable": SWITCH_OUTPUTS,                           # outputs this micro-op routes
     "select": data.ArrayLayout(3, SWITCH_OUTPUTS),      # the input each output copies
     "last": 1,
 })
 
-MemUop = _padded({
+MemUop = padded_uop({
     "write": 1,
     "start": 12,
     "stride": signed(12),       # address step of the inner index i
@@ -75,7 +76,7 @@ MemUop = _padded({
     "last": 1,
 })
 
-MacUop = _padded({
+MacUop = padded_uop({
     "mode": MacMode,
     "precision": Precision,
     "length": 12,               # tokens per dot product (or loaded into the buffer)
@@ -83,7 +84,7 @@ MacUop = _padded({
     "last": 1,
 })
 
-AluUop = _padded({
+AluUop = padded_uop({
     "beats": 16,
     "relu": 1,
     "shift": 5,                 # arithmetic shift right
@@ -93,25 +94,23 @@ AluUop = _padded({
     "last": 1,
 })
 
-XbarUop = _padded({
-    "steps": 16,                # timesteps: per step, each enabled input until its end-of-step word
-    "inputs": 3,                # bit k: input i[k] takes part, read in port order 0, 1, 2
-    "base": data.ArrayLayout(12, 3),    # axon of id 0 on input k (axon = base[k] + id)
-    "delayed": 3,               # bit k: input k is one timestep late (skipped in step 0, drained after)
-    "last": 1,
-})
-
-PeUop = _padded({
-    "firings": 16,              # firings the operator may make (rsn.fu_pe); 0 is refused
-    "last": 1,
-})
-
 Header = data.StructLayout({"opcode": Opcode, "window": 5, "repeat": 16, "reserved": 7})
 Target = data.StructLayout({"rows": 16, "cols": 16})
 
-UOP_LAYOUTS = {"switch": SwitchUop, "mem": MemUop, "mac": MacUop, "alu": AluUop}
-UOP_LAYOUTS["pe"] = PeUop
-UOP_LAYOUTS["xbar"] = XbarUop
+
+
+def uop_layout(unit: str):
+    """The micro-op layout of ``unit``: "switch" or a registered FU kind's name."""
+    if unit == "switch":
+        return SwitchUop
+    from .fu_kinds import fu_kind  # the kinds' modules import this one
+    return fu_kind(unit).uop_layout
+
+
+def uop_layouts() -> dict:
+    """Every micro-op layout by unit: the switch's and each registered FU kind's."""
+    from .fu_kinds import fu_kinds
+    return {"switch": SwitchUop, **{name: kind.uop_layout for name, kind in fu_kinds().items()}}
 
 # Per-tile register addresses (control plane WRITE/READ).
 REGISTERS = {

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from .channels import Channel
 from .fabric_spec import DIRECTIONS, FabricSpec
-from .fu_kinds import FU_KINDS, fu_parameters
+from .fu_kinds import fu_kind
 from .image import decode_image
 from .isa import GLOBAL_REGISTERS, REGISTERS, Opcode, SwitchUop, decode
 from .switch_model import SwitchModel
@@ -41,10 +41,10 @@ class ModelResult:
 
 class _Tile:
     def __init__(self, spec: FabricSpec, tile):
-        kind = FU_KINDS[spec.kind(tile)]
+        kind = fu_kind(spec.kind(tile))
         self.tile, self.kind = tile, kind
         self.switch = SwitchModel(kind.n_in, kind.n_out)
-        self.fu = kind.model(width=spec.data_width, **fu_parameters(kind.name, spec))
+        self.fu = kind.model(width=spec.data_width, **spec.parameters(kind.name).rtl_arguments())
         self.switch_used = self.fu_used = False
         capacity = _LINK_CAPACITY + spec.queue_depth
         self.fu_in = [Channel(f"{tile} fu.i[{k}]", capacity) for k in range(kind.n_in)]

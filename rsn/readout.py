@@ -7,7 +7,7 @@ result means the same thing whichever way it was read.
 from dataclasses import dataclass
 
 from .assemble import read_packet
-from .fu_kinds import FU_KINDS
+from .fu_kinds import fu_kind
 from .isa import GLOBAL_REGISTERS, REGISTERS
 
 __all__ = ["RtlResult", "counter_reads", "used_tiles", "parse_readback", "register_reads",
@@ -35,7 +35,7 @@ def counter_reads(spec, tiles) -> tuple[list[int], list[tuple]]:
     """READ packets for the counters of ``tiles`` and the global cycle counter, and their layout."""
     words, layout = [], []
     for tile in tiles:
-        outputs = 4 + FU_KINDS[spec.kind(tile)].n_in
+        outputs = 4 + fu_kind(spec.kind(tile)).n_in
         addresses = [REGISTERS["status"], REGISTERS["firings"], REGISTERS["stalls"]]
         addresses += [REGISTERS["link_beats"] + k for k in range(outputs)]
         words += read_packet(tile, addresses)

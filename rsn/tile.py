@@ -12,7 +12,7 @@ from amaranth.lib.wiring import In, Out
 from hw.token_queue import TokenQueue
 
 from .control import TileControl
-from .fu_kinds import FU_KINDS, fu_parameters
+from .fu_kinds import fu_kind
 from .isa import REGISTERS, SwitchUop
 from .switch import Switch
 
@@ -34,7 +34,7 @@ class Tile(wiring.Component):
 
     def __init__(self, spec, row: int, col: int, *, max_window: int = 8):
         self.spec, self.row, self.col = spec, row, col
-        self.kind = FU_KINDS[spec.kind((row, col))]
+        self.kind = fu_kind(spec.kind((row, col)))
         self.max_window = max_window
         data = stream.Signature(unsigned(spec.data_width))
         word = stream.Signature(unsigned(32))
@@ -57,7 +57,7 @@ class Tile(wiring.Component):
         spec, kind = self.spec, self.kind
         m.submodules.control = control = TileControl(self.row, self.col, self.max_window)
         m.submodules.switch = switch = Switch(spec.data_width, kind.n_in, kind.n_out)
-        m.submodules.fu = fu = kind.rtl(width=spec.data_width, **fu_parameters(kind.name, spec))
+        m.submodules.fu = fu = kind.rtl(width=spec.data_width, **spec.parameters(kind.name).rtl_arguments())
 
         wiring.connect(m, wiring.flipped(self.chain_in), control.chain_in)
         wiring.connect(m, control.chain_out, wiring.flipped(self.chain_out))

@@ -1,6 +1,6 @@
 """Cycle cost of a crossbar tile: what the SDF actors' execution times are made of.
 
-Our tile (``hw.crossbar.Crossbar``, measured in ``testbench/crossbar``): the N neurons are
+Our tile (``snn.crossbar.Crossbar``, measured in ``testbench/crossbar``): the N neurons are
 split over B banks, each a group word of one memory with a read and a write port, so B neurons
 are updated per cycle in a pipeline. An input event is one pass over the ``G = ceil(N / B)``
 groups, one per cycle; the next event is taken as the last group issues, so passes follow each
@@ -31,7 +31,7 @@ back-pressure each one delays the timestep by at most one cycle (a group issues 
 output queue holds a slot for it).
 """
 
-from hw.crossbar import END_LATENCY, WRITE_DISTANCE
+from snn.crossbar import END_LATENCY, WRITE_DISTANCE
 
 __all__ = ["PIPELINE_LATENCY", "WRITE_DISTANCE", "cycles_per_group_pass", "cycles_per_event",
            "cycles_per_timestep", "tinyodin_cycles_per_event", "tinyodin_cycles_per_timestep"]

@@ -34,12 +34,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rsn.fu_xbar import END_WORD, XbarAddressMap, aer_word
 from rsn.graph import StreamGraph
 from rsn.program import Program
-from snn.lif import LifCrossbarModel
+from snn.lif_model import LifCrossbarModel
 from snn.network import Network
 from snn.partition import cluster, split_fanin
+from snn.xbar import END_WORD, XbarAddressMap, aer_word
 
 __all__ = ["SnnLowering", "Cluster", "lower_network", "simulate_clusters", "LoweringError", "compile_lowered"]
 
@@ -78,8 +78,8 @@ def _ordered_populations(network: Network) -> list[str]:
 
 
 def _clusters(network: Network, spec, cluster_size: int, objective: str, rates) -> list[Cluster]:
-    axons, neurons = spec.xbar_axons, spec.xbar_neurons
-    params = spec.xbar_params
+    xbar = spec.parameters("xbar")
+    axons, neurons, params = xbar.axons, xbar.neurons, xbar.lif_params
     size = min(cluster_size or neurons, neurons)
     crossbar_neurons = split_fanin(network, axons, rates, split=False)
     clusters = []
@@ -97,6 +97,7 @@ def _clusters(network: Network, spec, cluster_size: int, objective: str, rates) 
 
 
 def _connect(network: Network, clusters: list[Cluster], spec):
+    xbar = spec.parameters("xbar")
     """Sources, bases and weight matrices: the id translation of the module docstring."""
     inputs = [p for p in network.populations.values() if p.params is None]
     if len(inputs) != 1:
@@ -127,13 +128,13 @@ def _connect(network: Network, clusters: list[Cluster], spec):
         for source in ordered:
             bases.append(next_axon)
             next_axon += source_input.size if source == "input" else len(by_name[source].gids)
-        if next_axon > spec.xbar_axons:
+        if next_axon > xbar.axons:
             raise LoweringError(f"snn lowering: cluster {c.name}'s sources ({', '.join(ordered)}) have "
-                                f"{next_axon} neurons together, more than the tile's {spec.xbar_axons} "
+                                f"{next_axon} neurons together, more than the tile's {xbar.axons} "
                                 f"axons (each source's ids take a contiguous axon range); use smaller "
                                 f"clusters upstream or a larger crossbar")
         c.sources, c.bases, c.delayed = ordered, bases, [heard[s] == 1 for s in ordered]
-        c.weights = np.zeros((spec.xbar_axons, spec.xbar_neurons), dtype=np.int64)
+        c.weights = np.zeros((xbar.axons, xbar.neurons), dtype=np.int64)
         local = {gid: i for i, gid in enumerate(c.gids)}
         for s, t, w in zip(pre[mine].tolist(), post[mine].tolist(), weight[mine].tolist(), strict=True):
             if source_input.offset <= s < source_input.offset + source_input.size:
@@ -209,10 +210,11 @@ def lower_network(network: Network, spec, inputs: list[list[int]], *, name: str 
     rates = np.zeros(network.size) if rates is None else rates
     clusters = _clusters(network, spec, cluster_size, objective, rates)
     _connect(network, clusters, spec)
-    params = spec.xbar_params
+    xbar = spec.parameters("xbar")
+    params = xbar.lif_params
     spikes, membranes = simulate_clusters(clusters, params, inputs)
     _check_recurrent_buffers(clusters, spikes, inputs, spec)
-    amap = XbarAddressMap(params, spec.xbar_axons, spec.xbar_neurons, spec.xbar_banks)
+    amap = XbarAddressMap(params, xbar.axons, xbar.neurons, xbar.banks)
 
     in_ports = [p.name for p in spec.host_ports if p.direction == "in"]
     out_ports = host_outputs or [p.name for p in spec.host_ports if p.direction == "out"]
@@ -248,7 +250,7 @@ def lower_network(network: Network, spec, inputs: list[list[int]], *, name: str 
             raise LoweringError(f"snn lowering: the spikes of {source} reach no cluster and no host port; "
                                 f"mark its population as an output or connect it")
         graph.connect(node, sinks, tokens)
-    memories = {c.name: {**amap.weight_words(c.weights), **amap.membrane_words([0] * spec.xbar_neurons)}
+    memories = {c.name: {**amap.weight_words(c.weights), **amap.membrane_words([0] * xbar.neurons)}
                 for c in clusters}
     sizes = ", ".join(f"{c.name} {len(c.gids)}" for c in clusters)
     reads = {c.name: [op for group in range(amap.groups) for op in

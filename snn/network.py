@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from snn.lif import LifParams
+from snn.lif_params import LifParams
 
 __all__ = ["Network", "Population", "Projection"]
 

@@ -9,10 +9,11 @@ import sys
 from pathlib import Path
 
 from board.boards import BOARDS, BoardError, board_named
-from hw.catalog import CATALOG, parse_parameters
+from hw.catalog import parse_parameters
 from hw.params import ParameterError
 from rsn.checks import ProgramError
 from rsn.fabric_spec import DEFAULT_FABRIC, FabricError
+from rsn.fu_kinds import component_catalog
 from rsn.graph import GraphError
 from rsn.image import ImageError
 from rsn.isa import IsaError
@@ -56,7 +57,8 @@ def _parser() -> argparse.ArgumentParser:
                     "(i__payload, i__valid, i__ready, o__...; arrays as o__0__payload), so "
                     "third-party stream drivers attach to them directly. Parameters are checked "
                     "before anything is written.",
-        epilog="components: " + ", ".join(sorted(CATALOG)) + "\n(`rivulet list` shows parameters)\n\n"
+        epilog="components: " + ", ".join(sorted(component_catalog()))
+               + "\n(`rivulet list` shows parameters)\n\n"
                "`rivulet generate fabric [--fabric FILE.toml] -o DIR` writes a whole fabric:\n"
                "DIR/rivulet_fabric.v and DIR/rivulet_fabric.json (ports, tiles, registers, ISA).")
     generate.add_argument("component", metavar="COMPONENT", help="component name, see `rivulet list`")
@@ -128,7 +130,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _list(arguments) -> int:
-    for name, generator in sorted(CATALOG.items()):
+    for name, generator in sorted(component_catalog().items()):
         print(f"{name}: {generator.summary}")
         for parameter in generator.parameters:
             choices = f" (one of: {', '.join(parameter.choices)})" if parameter.choices else ""
@@ -142,7 +144,7 @@ def _generate(arguments) -> int:
         return _generate_fabric(arguments)
     if arguments.fabric is not None:
         raise ParameterError(f"--fabric applies to `generate fabric`, not to {arguments.component}")
-    values = parse_parameters(arguments.component, arguments.param)
+    values = parse_parameters(arguments.component, arguments.param, component_catalog())
     generated = generate(arguments.component, values, arguments.output, top=arguments.top,
                          metadata=arguments.metadata, keep_src=arguments.keep_src)
     print(f"wrote {generated.path} (module {generated.module}, {generated.lines} lines)")

@@ -9,8 +9,9 @@
 import sys
 import time
 
-from hw.catalog import CATALOG, build
+from hw.catalog import build
 from rsn.fabric_spec import DEFAULT_FABRIC
+from rsn.fu_kinds import component_catalog
 
 from .benches import run_verilator_bench
 from .generate import generate, generate_fabric
@@ -30,7 +31,7 @@ def _relative(path) -> str:
 def generate_all() -> list:
     print(f"1. Verilog of every primitive, default parameters -> {_relative(DEMO_ROOT / 'verilog')}/")
     generated = []
-    for name, generator in sorted(CATALOG.items()):
+    for name, generator in sorted(component_catalog().items()):
         values = {parameter.name: parameter.default for parameter in generator.parameters}
         result = generate(name, values, DEMO_ROOT / "verilog" / f"rivulet_{name}.v")
         settings = " ".join(f"{key}={value}" for key, value in values.items())
@@ -47,7 +48,7 @@ def simulate() -> list[dict]:
           f"{len(seeds)} seeds, 200 tokens each")
     print("   (first run compiles the Verilated model; later runs reuse it)")
     started = time.monotonic()
-    records = run_verilator_bench(build(kind, **params), kind, params, case="demo",
+    records = run_verilator_bench(build(kind, component_catalog(), **params), kind, params, case="demo",
                                   profiles=list(PROFILES), seeds=seeds)
     print(f"   {'profile':<20} {'cycles':>7} {'tokens':>7} {'tokens/cycle':>13}   (first seed of each)")
     for record in records[::len(seeds)]:

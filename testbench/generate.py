@@ -12,6 +12,7 @@ from pathlib import Path
 from amaranth.back import verilog
 
 from hw.catalog import build
+from rsn.fu_kinds import component_catalog
 
 __all__ = ["Generated", "generate", "write_atomically"]
 
@@ -44,7 +45,7 @@ def generate(name: str, values: dict, output: Path, *, top: str | None = None,
     such as ``fork`` and ``join`` clear of Verilog keywords. ``keep_src`` keeps the
     ``(* src *)`` attributes, which map cells back to Python lines but embed file paths.
     """
-    component = build(name, **values)
+    component = build(name, component_catalog(), **values)
     module = top or f"rivulet_{name}"
     text = verilog.convert(component, name=module, emit_src=keep_src,
                            strip_internal_attrs=not keep_src)

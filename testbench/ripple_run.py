@@ -18,9 +18,9 @@ from hw.params import ParameterError
 from ripple_core.graph import GraphError
 from ripple_core.interp import AtomicError, DeadlockError, RunawayError
 from ripple_core.lower import LoweringError, check_lowerable, compile_lowering, lower_graph
+from ripple_core.pe import STATUS_FAULT, PeMemoryError
 from ripple_core.riptide import load_graph, load_vectors, run_case
 from rsn.fabric_spec import DEFAULT_FABRIC, load_fabric
-from rsn.fu_pe import STATUS_FAULT, PeMemoryError
 from rsn.program import ProgramLoadError
 from rsn.readout import model_register_reads, register_reads, split_register_reads
 

@@ -18,7 +18,7 @@ from testbench.cli import main
 from testbench.toolchain import BUILD_ROOT
 
 SMOKE_FABRIC = {
-    "rows": 1, "cols": 1, "tiles": ["alu"], "data_width": 8, "mem_depth": 16, "mac_depth": 4,
+    "rows": 1, "cols": 1, "tiles": ["alu"], "data_width": 8, "mem": {"depth": 16}, "mac": {"depth": 4},
     "host_ports": [{"name": "in0", "tile": [0, 0], "side": "W", "direction": "in"},
                    {"name": "out0", "tile": [0, 0], "side": "E", "direction": "out"}],
 }

@@ -1,5 +1,5 @@
 """The crossbar tile's bench, shared by both tiers: random networks and spike trains, checked
-spike for spike and membrane for membrane against ``snn.lif.LifCrossbarModel``.
+spike for spike and membrane for membrane against ``snn.lif_model.LifCrossbarModel``.
 
 One scenario on one simulation: the ``config`` stream writes every weight and a random initial
 membrane vector, then the ``i`` stream carries the timesteps (axon ids, then ``END_OF_STEP``).
@@ -18,8 +18,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hw.crossbar import ConfigOp, EventKind, config_layout, event_layout
-from snn.lif import LifCrossbarModel, LifParams
+from snn.crossbar import ConfigOp, EventKind, config_layout, event_layout
+from snn.lif_model import LifCrossbarModel
+from snn.lif_params import LifParams
 from testbench.streams import PROFILES, ScoreboardError, SinkDriver, SourceDriver, StreamBench
 
 __all__ = ["Size", "Scenario", "random_scenario", "CrossbarChecker", "GatedSource",

@@ -1,5 +1,5 @@
 # amaranth: UnusedElaboratable=no
-"""The crossbar tile against ``snn.lif.LifCrossbarModel``: both presets, several sizes, every
+"""The crossbar tile against ``snn.lif_model.LifCrossbarModel``: both presets, several sizes, every
 stall profile, several seeds, spikes and membranes compared at every timestep.
 
 A wrong compare is caught: :func:`test_wrong_compare_is_caught` builds the tile with ``>`` where
@@ -16,11 +16,11 @@ from dataclasses import astuple
 import numpy as np
 import pytest
 
-import hw.crossbar
+import snn.crossbar
 from hw import ParameterError
-from hw.crossbar import Crossbar
 from snn import cost
-from snn.lif import LifParams, loihi, tinyodin
+from snn.crossbar import Crossbar
+from snn.lif_params import LifParams, loihi, tinyodin
 from testbench.amaranth_sim import run_in_amaranth
 from testbench.seeds import base_seed, seeds_for
 from testbench.streams import PROFILES, ScoreboardError, stream_ports
@@ -221,7 +221,7 @@ def test_missing_read_after_write_handling_is_caught(monkeypatch, preset, size):
     """The tile elaborated as if a group were written one cycle after its read (no wait for the
     pass ahead, and no transparent read port except with one group): a pass then reads a
     membrane (or input sum) the pass ahead has not written yet, and the scoreboard must fail."""
-    monkeypatch.setattr(hw.crossbar, "WRITE_DISTANCE", 1)
+    monkeypatch.setattr(snn.crossbar, "WRITE_DISTANCE", 1)
     shape = HAZARDS[size]
     for seed in seeds_for(f"crossbar-mutant-hazard:{preset}:{size}", count=2):
         print(f"mutant without read-after-write handling {preset} {size} seed={seed}")

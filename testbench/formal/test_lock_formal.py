@@ -1,5 +1,5 @@
 # amaranth: UnusedElaboratable=no
-"""k-induction proof of the atomic directory (the PE's LOCK operator, rsn/fu_pe.py): in every
+"""k-induction proof of the atomic directory (the PE's LOCK operator, ripple_core/pe/): in every
 reachable state, whatever the operands, stalls and configuration writes, no two held entries hold
 the same address, and no acquire is granted an address that is held. A mutant that grants a held
 address must fail."""
@@ -8,7 +8,7 @@ import pytest
 from amaranth.asserts import AnySeq
 from amaranth.hdl import Assert, Cat, Const, Cover
 
-from rsn.fu_pe import LOCK_ENTRIES, PeOp, RipplePE
+from ripple_core.pe import LOCK_ENTRIES, PeOp, RipplePE
 
 from .harness import FormalBench, assert_proven, elaborate_open, find_register, run_proof
 

@@ -44,9 +44,9 @@ from ripple_core.pe import (
     RIPPLE_OPS,
     STATUS_FAULT,
     WINDOW_WORDS,
+    PeUop,
     pe_config_word,
 )
-from rsn.isa import PeUop
 from testbench.streams import (
     PROFILES,
     NoProgressError,

@@ -18,15 +18,16 @@ each operator equally often whatever the timing (random host back-pressure, othe
 """
 
 import copy
-import dataclasses
 import random
 from pathlib import Path
 
 import pytest
 
+from ripple_core import pe as fu_pe
 from ripple_core.builder import Builder
 from ripple_core.graph import Input, edge
 from ripple_core.lower import LoweringError, compile_lowering, lower_graph
+from ripple_core.pe import MEM_WINDOW, REG_CONFIG, REG_ORIGIN, REG_PAGE, REG_STATUS, decode_config
 from ripple_core.programs import (
     bfs_case,
     bfs_memory,
@@ -41,10 +42,9 @@ from ripple_core.programs import (
     tree_walk,
 )
 from ripple_core.riptide import load_graph, load_vectors
-from rsn import checks, fu_pe
+from rsn import checks
 from rsn.checks import ProgramError
 from rsn.fabric_spec import FabricError, load_fabric, parse_fabric
-from rsn.fu_pe import MEM_WINDOW, REG_CONFIG, REG_ORIGIN, REG_PAGE, REG_STATUS, decode_config
 from rsn.graph import StreamGraph
 from rsn.model import FabricModel
 from rsn.place import PlaceError
@@ -383,28 +383,28 @@ def test_memory_shapes_private_banks_cannot_serve_are_refused():
 def test_banks_too_small_or_missing_say_which_field(tmp_path, capsys):
     graph, case = suite_graph("nn-vadd", "stream"), suite_cases("nn-vadd")[5]
     assert len(case["mem"]["src"]) == 50
-    small = dataclasses.replace(FABRIC, pe_mem_depth=32)
+    small = FABRIC.with_parameters("pe", mem_depth=32)
     with pytest.raises(LoweringError, match=r"array 'weight' has 50 words in this case, but a pe tile's "
-                                            r"bank holds 32 \(pe_mem_depth\); node 'v0' \(LOAD, %2\) needs "
-                                            r"the whole array in its bank, so raise pe_mem_depth to at "
-                                            r"least 64"):
+                                            r"bank holds 32 \(\[pe\] mem_depth\); node 'v0' \(LOAD, %2\) "
+                                            r"needs the whole array in its bank, so raise \[pe\] mem_depth "
+                                            r"to at least 64"):
         lower_graph(graph, case, small)
     with pytest.raises(LoweringError, match=r"node 'v0' \(LOAD, %2\) needs a memory bank, but the fabric's "
-                                            r"pe tiles have none \(pe_mem_depth = 0\); set pe_mem_depth"):
-        lower_graph(graph, case, dataclasses.replace(FABRIC, pe_mem_depth=0))
+                                            r"pe tiles have none \(\[pe\] mem_depth = 0\); set mem_depth"):
+        lower_graph(graph, case, FABRIC.with_parameters("pe", mem_depth=0))
     for value in (1, 48, 4096, -2, True):
-        with pytest.raises(FabricError, match=rf"x.toml: pe_mem_depth={value!r} is not allowed; use 0 \(pe "
-                                              rf"tiles without a memory bank\) or a power of two from 2 to "
-                                              rf"2048"):
-            parse_fabric({"rows": 1, "cols": 1, "tiles": ["pe"], "pe_mem_depth": value}, "x.toml")
+        with pytest.raises(FabricError, match=rf"x.toml: \[pe\]: mem_depth={value!r} is not allowed; use 0 "
+                                              rf"\(pe tiles without a memory bank\) or a power of two from "
+                                              rf"2 to 2048"):
+            parse_fabric({"rows": 1, "cols": 1, "tiles": ["pe"], "pe": {"mem_depth": value}}, "x.toml")
     fabric = (Path(__file__).resolve().parents[2] / "examples" / "fabrics" / "ripple.toml").read_text()
     bankless = tmp_path / "bankless.toml"
-    bankless.write_text(fabric.replace("pe_mem_depth = 64", "pe_mem_depth = 0"))
+    bankless.write_text(fabric.replace("mem_depth = 64", "mem_depth = 0"))
     argv = ["run", str(SUITE / "nn-relu.riptide.json"), "--vectors", str(SUITE / "nn-relu.vectors.json"),
             "--sim", "rtl", "--fabric", str(bankless)]
     assert main(argv) == 2
     assert "case 0: nn_relu: node 'v4' (LOAD, %1) needs a memory bank, but the fabric's pe tiles have none " \
-           "(pe_mem_depth = 0)" in capsys.readouterr().err
+           "([pe] mem_depth = 0)" in capsys.readouterr().err
 
 
 # --- the fabric's golden model --------------------------------------------------------------
@@ -454,7 +454,7 @@ def _ripple_programs(rng: random.Random, seed: int):
     keys = [rng.randrange(3) for _ in range(rng.randint(10, 30))]
     runs.append((f"histogram seed {seed}", histogram(), histogram_case(keys, 3)))
     row, col = random_csr(rng.randint(8, 16), 3, rng.randrange(2**31))
-    while len(col) > FABRIC.pe_mem_depth:
+    while len(col) > FABRIC.parameters("pe").mem_depth:
         row, col = random_csr(len(row) - 2, 3, rng.randrange(2**31))
     runs.append((f"ripple_bfs {len(row) - 1} vertices seed {seed}", ripple_bfs(depth=2),
                  {"mem": bfs_memory(row, col, ordered=False), "expect": {"visited": reachable(row, col)}}))
@@ -582,13 +582,13 @@ def test_ripple_units_fuse_sites_and_copy_read_only_arrays():
 
 
 def test_a_fabric_without_ripple_ops_refuses_their_graphs():
-    plain = dataclasses.replace(FABRIC, pe_ripple_ops=False)
+    plain = FABRIC.with_parameters("pe", ripple_ops=False)
     with pytest.raises(LoweringError, match=r"tree-walk: node 'walk.arb' \(ARB\) needs a pe tile with "
                                             r"Ripple's operators \(ARB\), but the fabric is built "
-                                            r"without them \(pe_ripple_ops = false\)"):
+                                            r"without them \(\[pe\] ripple_ops = false\)"):
         lower_graph(tree_walk(8), tree_case(8), plain)
-    with pytest.raises(FabricError, match=r"x.toml: pe_ripple_ops=1 is not allowed; use true"):
-        parse_fabric({"rows": 1, "cols": 1, "tiles": ["pe"], "pe_ripple_ops": 1}, "x.toml")
+    with pytest.raises(FabricError, match=r"x.toml: \[pe\]: ripple_ops=1 is not allowed; use true"):
+        parse_fabric({"rows": 1, "cols": 1, "tiles": ["pe"], "pe": {"ripple_ops": 1}}, "x.toml")
 
 
 def test_ripple_bfs_example_runs_on_the_fabric_model(capsys):

@@ -401,8 +401,8 @@ def test_model_runs_the_same_operators():
     """PeModel (the fabric's golden model) on the timing-independent cases: QUEUE passes its tokens
     in order, LDST loads and stores, LOCK refuses a stray release, a bank op on a bank-less PE is
     refused at configuration."""
+    from ripple_core.pe import PeMemoryError, PeModel
     from rsn.channels import Channel
-    from rsn.fu_pe import PeMemoryError, PeModel
 
     def run(model, streams, grant):
         inputs = [Channel(f"i{k}", 4) for k in range(3)]
@@ -446,7 +446,7 @@ def test_without_ripple_ops_the_pe_never_fires_them():
     takes nothing, and the model refuses the configuration."""
     from amaranth.sim import Simulator
 
-    from rsn.fu_pe import PeMemoryError, PeModel
+    from ripple_core.pe import PeMemoryError, PeModel
 
     pe = RipplePE(0, mem_depth=16, ripple_ops=False)
 

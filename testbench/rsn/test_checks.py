@@ -86,7 +86,7 @@ def test_tokens_per_port_refuses_host_kinds_and_bad_modes():
     ("mac", {"mode": "DOT", "precision": Precision.INT8, "length": 4, "rows": 0},
      r"node 'n' \(mac\) micro-op 1: rows is 0; counts must be at least 1"),
     ("mac", {"mode": "LOAD", "precision": "INT8", "length": 300},
-     r"micro-op 1: LOAD length 300 exceeds the vector buffer \(mac_depth 256\)"),
+     r"micro-op 1: LOAD length 300 exceeds the vector buffer \(\[mac\] depth 256\)"),
     ("alu", {"beats": 0}, r"node 'n' \(alu\) micro-op 1: beats is 0; counts must be at least 1"),
     ("alu", {"beats": 4, "shift": 40}, r"micro-op 1: field shift=40 does not fit 5 bits"),
     ("alu", {"beats": 4, "clip": 1, "lo": 5, "hi": -5}, r"micro-op 1: clip range lo=5 > hi=-5"),

@@ -28,7 +28,13 @@ def test_failed_links_count_both_ways():
     ({"tiles": ["mem", "alu mem"]}, r"tiles row 0 'mem' has 1 kinds, not 2"),
     ({"tiles": ["mem gpu", "alu mem"]}, r"tile \[0, 1\] has unknown kind 'gpu'; kinds are mem, mac, alu"),
     ({"queue_depth": 0}, r"queue_depth=0 is not allowed"),
-    ({"mem_depth": 1000}, r"mem_depth=1000 is not a power of two"),
+    ({"mem": {"depth": 1000}}, r"\[mem\]: depth=1000 is not allowed; addresses wrap modulo the depth, so "
+                               r"use a power of two from 16 to 4096"),
+    ({"mac": {"depth": 2}}, r"\[mac\]: depth=2 is not allowed; use an integer 4..4096"),
+    ({"mem": {"size": 64}}, r"\[mem\]: unknown parameter\(s\) \['size'\]; mem tiles take: depth"),
+    ({"alu": {"depth": 64}}, r"\[alu\]: unknown parameter\(s\) \['depth'\]; alu tiles take: none"),
+    ({"mem": 64}, r"\[mem\] must be a table of mem parameters, not 64"),
+    ({"gpu": {"cores": 4}}, r"unknown field\(s\) \['gpu'\]; .* and a table per FU kind \(\[alu\], "),
     ({"failed_tiles": [[5, 0]]}, r"failed tile \[5, 0\] is outside the 2x2 grid"),
     ({"failed_links": [[0, 0, "X"]]}, r"failed link \[0, 0, 'X'\] is not \[row, col, side\]"),
     ({"host_ports": [{"name": "a", "tile": [0, 0], "side": "E", "direction": "in"}]},
@@ -52,3 +58,28 @@ def test_file_errors_name_the_file(tmp_path):
     broken.write_text("rows = [")
     with pytest.raises(FabricError, match=r"broken.toml: not valid TOML"):
         load_fabric(broken)
+
+
+@pytest.mark.parametrize("flat,table,key,value", [
+    ("mem_depth", "mem", "depth", 1024), ("mac_depth", "mac", "depth", 16),
+    ("pe_mem_depth", "pe", "mem_depth", 64), ("pe_ripple_ops", "pe", "ripple_ops", False),
+    ("xbar_axons", "xbar", "axons", 32), ("xbar_preset", "xbar", "preset", "loihi"),
+])
+def test_old_flat_kind_fields_are_refused_showing_the_table(flat, table, key, value):
+    rendered = {False: "false", "loihi": '"loihi"'}.get(value, str(value))
+    with pytest.raises(FabricError, match=rf"f.toml: {flat} = .* is the old spelling; .*write\n  "
+                                          rf"\[{table}\]\n  {key} = {rendered}\n"):
+        parse_fabric({**BASE, flat: value}, "f.toml")
+
+
+def test_kind_tables_give_parameters_and_defaults():
+    spec = parse_fabric({**BASE, "mem": {"depth": 256}})
+    assert spec.parameters("mem").depth == 256 and spec.parameters("mac").depth == 256
+    assert spec.parameters("pe").mem_depth == 0         # no pe tiles: the kind's defaults
+    assert spec == parse_fabric({**BASE, "mem": {"depth": 256}, "mac": {}})   # defaults written or not
+    wider = spec.with_parameters("mac", depth=512)
+    assert wider.parameters("mac").depth == 512 and wider.parameters("mem").depth == 256
+    with pytest.raises(FabricError, match=r"\[mac\]: depth=1 is not allowed"):
+        spec.with_parameters("mac", depth=1)
+    with pytest.raises(FabricError, match=r"\[pe\]: mem_depth=3 is not allowed"):    # checked, no pe tiles
+        parse_fabric({**BASE, "pe": {"mem_depth": 3}})

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from snn import cost
-from snn.lif import LifCrossbarModel, LifParams, loihi, tinyodin
+from snn.lif_model import LifCrossbarModel
+from snn.lif_params import LifParams, loihi, tinyodin
 from testbench.seeds import seeds_for
 from testbench.snn.naive_lif import run_neuron
 

@@ -14,10 +14,10 @@ import random
 import numpy as np
 import pytest
 
-from hw.lif_model import LifCrossbarModel
 from rsn.fabric_spec import load_fabric
 from rsn.model import FabricModel
 from rsn.readout import model_register_reads, register_reads, split_register_reads
+from snn.lif_model import LifCrossbarModel
 from snn.lower import LoweringError, compile_lowered, lower_network
 from snn.network import Network
 from testbench.seeds import seeds_for
@@ -32,7 +32,7 @@ def random_case(seed: int, tiles: int, spec=FABRIC, steps: int = 5):
     rng = np.random.default_rng(seed)
     sizes, cluster_size = SHAPES[tiles]
     sizes = (int(rng.integers(sizes[0] // 2, sizes[0] + 1)), *sizes[1:])
-    p = spec.xbar_params
+    p = spec.parameters("xbar").lif_params
     low = p.w_min if p.integrate == "event" else p.w_min // 4
     high = p.w_max if p.integrate == "event" else p.w_max // 4
     weights = [rng.integers(low, high + 1, size=(a, b)) * (rng.random((a, b)) < 0.7)
@@ -54,7 +54,7 @@ def recurrent_case(seed: int, spec=FABRIC, steps: int = 6, self_only: bool = Fal
     lowering refuses those, see test_recurrent_buffer_check_guards_a_real_deadlock) is redrawn
     from the same generator."""
     rng = np.random.default_rng(seed)
-    p = spec.xbar_params
+    p = spec.parameters("xbar").lif_params
     scale = 1 if p.integrate == "event" else 4
 
     def weights(a, b, low, high, density):
@@ -132,10 +132,10 @@ def test_golden_model_runs_the_mapped_network(tiles):
 
 def test_mapped_equals_unmapped_for_per_step_arithmetic():
     """Loihi's arithmetic sums a step's input, so the mapping's event order cannot matter."""
-    spec = dataclasses.replace(FABRIC, xbar_preset="loihi", xbar_threshold=1, xbar_leak=200)
+    spec = FABRIC.with_parameters("xbar", preset="loihi", threshold=1, leak=200)
     for seed in seeds_for("snn-lower-loihi", count=4):
         net, inputs, lowered = random_case(seed, 4, spec)
-        spikes, membranes = population_reference(net, inputs, spec.xbar_params)
+        spikes, membranes = population_reference(net, inputs, spec.parameters("xbar").lif_params)
         for name, pop in net.populations.items():
             if pop.params is None:
                 continue
@@ -164,10 +164,10 @@ def test_recurrent_networks_on_the_golden_model(self_only):
 def test_recurrent_mapping_equals_the_unmapped_network():
     """Loihi (per-step sums): the mapped recurrent network equals one crossbar per population,
     simulated here with the delays taken straight from the projections."""
-    spec = dataclasses.replace(FABRIC, xbar_preset="loihi", xbar_threshold=1, xbar_leak=200)
+    spec = FABRIC.with_parameters("xbar", preset="loihi", threshold=1, leak=200)
     for seed in seeds_for("snn-recurrent-loihi", count=4):
         net, inputs, lowered = recurrent_case(seed, spec)
-        spikes, membranes = population_reference(net, inputs, spec.xbar_params)
+        spikes, membranes = population_reference(net, inputs, spec.parameters("xbar").lif_params)
         assert sum(len(step) for name in ("a", "b") for step in spikes[name]) > 0, f"seed={seed}: silent"
         for c in lowered.clusters:
             offset = net.populations[c.population].offset
@@ -184,7 +184,7 @@ def test_recurrent_buffer_check_guards_a_real_deadlock(monkeypatch):
     from rsn.model import DeadlockError
 
     small = dataclasses.replace(FABRIC, queue_depth=1)
-    p = small.xbar_params
+    p = small.parameters("xbar").lif_params
     net = Network()
     net.add_input("input", 4)
     net.add_population("a", 5, p, output=True)
@@ -202,7 +202,7 @@ def test_recurrent_buffer_check_guards_a_real_deadlock(monkeypatch):
 
 
 def test_network_delays_are_checked():
-    p = FABRIC.xbar_params
+    p = FABRIC.parameters("xbar").lif_params
     net = Network()
     net.add_input("input", 2)
     net.add_population("a", 2, p)
@@ -220,7 +220,7 @@ def test_network_delays_are_checked():
 
 def test_lowering_errors():
     rng = np.random.default_rng(0)
-    p = FABRIC.xbar_params
+    p = FABRIC.parameters("xbar").lif_params
     net = Network.from_layers([rng.integers(1, 3, size=(8, 16)), rng.integers(1, 3, size=(16, 8))], p)
     net.connect_dense("input", "layer2", rng.integers(1, 3, size=(8, 8)), name="skip")
     with pytest.raises(ValueError, match="fan-in 24"):

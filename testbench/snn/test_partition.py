@@ -5,7 +5,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from snn.lif import LifParams, tinyodin
+from snn.lif_params import LifParams, tinyodin
 from snn.mapping import cluster_sdf, partition_network
 from snn.network import Network
 from snn.partition import cluster, inter_cluster_traffic, split_fanin

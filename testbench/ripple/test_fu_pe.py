@@ -7,10 +7,7 @@ import random
 import pytest
 
 from hw.params import ParameterError
-from rsn.channels import Channel
-from rsn.fu import fu_signature
-from rsn.fu_kinds import FU_KINDS
-from rsn.fu_pe import (
+from ripple_core.pe import (
     LATENCY,
     MEM_WINDOW,
     PE_KIND,
@@ -23,10 +20,14 @@ from rsn.fu_pe import (
     PeFu,
     PeMemoryError,
     PeModel,
+    PeUop,
     decode_config,
     pe_config_word,
 )
-from rsn.isa import UOP_LAYOUTS, IsaError, PeUop, decode, encode
+from rsn.channels import Channel
+from rsn.fu import fu_signature
+from rsn.fu_kinds import fu_kind
+from rsn.isa import IsaError, decode, encode, uop_layout
 from testbench.ripple.pe_bench import (
     OPERATORS,
     Phase,
@@ -76,7 +77,7 @@ def run_model(phase: Phase, grant: int, model: PeModel | None = None):
 
 
 def test_kind_and_registration():
-    assert FU_KINDS["pe"] is PE_KIND and UOP_LAYOUTS["pe"] is PeUop
+    assert fu_kind("pe") is PE_KIND and uop_layout("pe") is PeUop
     assert (PE_KIND.n_in, PE_KIND.n_out, PE_KIND.latency) == (3, 2, LATENCY)
     assert PeFu(32).signature == fu_signature(PE_KIND, 32)
     with pytest.raises(ParameterError, match="data_width must be 32"):

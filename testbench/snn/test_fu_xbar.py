@@ -16,12 +16,12 @@ import pytest
 from amaranth.sim import Simulator
 
 from hw import ParameterError
-from hw.lif_model import LifCrossbarModel
 from rsn.channels import Channel
 from rsn.fabric_spec import FabricError, parse_fabric
 from rsn.fu import fu_signature
-from rsn.fu_xbar import END_WORD, XBAR_KIND, XbarAddressMap, XbarFu, XbarModel, aer_word, xbar_params
-from rsn.isa import IsaError, XbarUop, decode, encode
+from rsn.isa import IsaError, decode, encode
+from snn.lif_model import LifCrossbarModel
+from snn.xbar import END_WORD, XBAR_KIND, XbarAddressMap, XbarFu, XbarModel, XbarUop, aer_word, xbar_params
 from testbench.seeds import seeds_for
 from testbench.streams import PROFILES
 
@@ -135,12 +135,13 @@ def test_kind_and_fabric_fields():
     with pytest.raises(ParameterError, match="data_width >= 9"):
         XbarFu(8, axons=256, neurons=8, banks=1)
     base = {"rows": 1, "cols": 2, "tiles": ["xbar xbar"]}
-    spec = parse_fabric({**base, "xbar_preset": "loihi", "xbar_threshold": 3})
-    assert spec.xbar_params.threshold == 3 << 6 and spec.xbar_axons == 16
-    for fields, message in [({"xbar_banks": 3}, "does not divide"), ({"xbar_preset": "odin"}, "xbar_preset"),
-                            ({"data_width": 8, "xbar_axons": 512, "xbar_neurons": 4, "xbar_banks": 1},
+    spec = parse_fabric({**base, "xbar": {"preset": "loihi", "threshold": 3}})
+    assert spec.parameters("xbar").lif_params.threshold == 3 << 6 and spec.parameters("xbar").axons == 16
+    for fields, message in [({"xbar": {"banks": 3}}, "does not divide"),
+                            ({"xbar": {"preset": "odin"}}, r"\[xbar\]: preset"),
+                            ({"data_width": 8, "xbar": {"axons": 512, "neurons": 4, "banks": 1}},
                              "data_width=8 cannot carry"),
-                            ({"xbar_axons": 128, "xbar_neurons": 128}, "storage window")]:
+                            ({"xbar": {"axons": 128, "neurons": 128}}, "storage window")]:
         with pytest.raises(FabricError, match=message):
             parse_fabric({**base, **fields})
 

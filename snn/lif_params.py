@@ -1,7 +1,7 @@
 """The parameters of a leaky integrate-and-fire neuron: every bit-level choice, named.
 
 They live in ``hw`` because they are the crossbar tile's generation parameters
-(``hw/crossbar.py``); ``snn.lif`` re-exports them beside the bit-exact golden model that
+(``snn/crossbar.py``); ``snn.lif`` re-exports them beside the bit-exact golden model that
 defines what each choice means. ``docs/snn.md`` says where each preset's choices come from.
 """
 

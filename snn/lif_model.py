@@ -4,7 +4,7 @@ The crossbar tile (one per ``xbar`` FU) must match this model spike for spike an
 membrane, so each rounding, overflow and ordering decision is spelled out here rather than
 left to numpy's defaults. ``docs/snn.md`` says where each preset's choices come from.
 
-It lives in ``hw`` beside ``hw.lif_params`` because it is the specification of the crossbar
+It lives in ``hw`` beside ``snn.lif_params`` because it is the specification of the crossbar
 tile, which ``rsn``'s ``xbar`` golden unit model needs and ``rsn`` may not import ``snn``;
 ``snn.lif`` re-exports it. It is numpy only and knows nothing of the RTL.
 """

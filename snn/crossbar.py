@@ -1,7 +1,7 @@
 """The crossbar tile FU: A axons x N leaky integrate-and-fire neurons over block RAM, B banks.
 
-The neuron arithmetic is specified by ``snn.lif.LifCrossbarModel``; its parameters are
-``hw.lif_params.LifParams``. This module implements it bit for bit (see ``docs/crossbar.md``
+The neuron arithmetic is specified by ``snn.lif_model.LifCrossbarModel``; its parameters are
+``snn.lif_params.LifParams``. This module implements it bit for bit (see ``docs/crossbar.md``
 for the datapath, the exact cycle costs and the one choice it refuses).
 """
 
@@ -10,7 +10,7 @@ from amaranth.lib import data, enum, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from .params import ParameterError, check_int
+from hw.params import ParameterError, check_int
 
 __all__ = ["Crossbar", "EventKind", "ConfigOp", "event_layout", "config_layout", "WRITE_DISTANCE",
            "END_LATENCY", "OUTPUT_SLOTS"]
@@ -70,7 +70,7 @@ def _check_params(params):
     missing = [name for name in _LIF_FIELDS if not hasattr(params, name)]
     if missing:
         raise ParameterError(f"Crossbar: params={params!r} is not a LifParams (it lacks "
-                             f"{', '.join(missing)}); pass hw.lif_params.tinyodin(), loihi() or a "
+                             f"{', '.join(missing)}); pass snn.lif_params.tinyodin(), loihi() or a "
                              f"LifParams")
     if params.refractory != 0:
         raise ParameterError(f"Crossbar: refractory={params.refractory} is not supported by the RTL "
@@ -110,7 +110,7 @@ class Crossbar(wiring.Component):
 
     Parameters
     ----------
-    params : hw.lif_params.LifParams
+    params : snn.lif_params.LifParams
         The neuron arithmetic (generation-time: threshold, leak and widths are constants).
         ``refractory=1`` is refused.
     axons, neurons, banks : int

@@ -1,4 +1,4 @@
-"""The ``xbar`` functional unit: a synaptic crossbar tile (``hw.crossbar.Crossbar``) on the RSN.
+"""The ``xbar`` functional unit: a synaptic crossbar tile (``snn.crossbar.Crossbar``) on the RSN.
 
 Address events (AER) travel as data words on the fabric's streams (:func:`aer_word`):
 
@@ -7,7 +7,7 @@ Address events (AER) travel as data words on the fabric's streams (:func:`aer_wo
                   this tile's neuron id. An end-of-step word is exactly ``1``.
 
 Semantics (the RTL :class:`XbarFu` and the golden model :class:`XbarModel` both follow them),
-per micro-op (:data:`rsn.isa.XbarUop`): ``steps`` timesteps, each of them
+per micro-op (:data:`XbarUop`): ``steps`` timesteps, each of them
 
 * for every input ``k`` enabled in ``inputs``, in port order 0, 1, 2: take words from ``i[k]``;
   a spike with id ``n`` is the input event on axon ``base[k] + n``; the end-of-step word ends
@@ -22,7 +22,7 @@ timestep, so step t integrates the sender's step t - 1, and after the last times
 remaining step (the sender's last) is read up to its end-of-step word and dropped. The micro-op
 therefore consumes every word its senders emit, ``steps`` timesteps per input.
 
-The neuron arithmetic is ``hw.lif_model.LifCrossbarModel``'s with the fabric's parameters. On
+The neuron arithmetic is ``snn.lif_model.LifCrossbarModel``'s with the fabric's parameters. On
 ``o[0]`` the unit emits the step's spikes in the model's order, then one end-of-step word, per
 timestep. An axon ``base[k] + n`` outside the crossbar is a program error (the model raises; the
 RTL keeps the axon field's low bits). ``steps == 0`` is refused by the checks (the RTL runs
@@ -59,6 +59,8 @@ first) and after ``done`` (the membrane read-back). A latch takes 4 cycles, less
 packet takes to reach the tile behind the WRITE that asks for it.
 """
 
+import dataclasses
+from dataclasses import dataclass
 from math import ceil
 
 import numpy as np
@@ -66,18 +68,25 @@ from amaranth.hdl import C, Cat, Module, Mux, Signal, signed
 from amaranth.lib import data, wiring
 from amaranth.utils import ceil_log2
 
-from hw.crossbar import END_LATENCY, ConfigOp, Crossbar, EventKind
-from hw.lif_model import LifCrossbarModel
-from hw.lif_params import LifParams, loihi, tinyodin
 from hw.params import ParameterError, check_int
+from rsn.channels import Channel, UnitModel
+from rsn.fu import FuKind, KindParameters, count_status, fu_signature
+from rsn.isa import REGISTERS, padded_uop
 
-from .channels import Channel, UnitModel
-from .fu import FuKind, fu_signature
-from .fu_alu import count_status
-from .isa import REGISTERS, XbarUop
+from .crossbar import END_LATENCY, ConfigOp, Crossbar, EventKind
+from .lif_model import LifCrossbarModel
+from .lif_params import LifParams, loihi, tinyodin
 
-__all__ = ["XbarFu", "XbarModel", "XbarAddressMap", "XBAR_KIND", "LATENCY", "END_WORD", "aer_word",
-           "aer_decode", "aer_width", "xbar_params", "PRESETS", "STORAGE_WORDS"]
+__all__ = ["XbarFu", "XbarModel", "XbarAddressMap", "XbarUop", "XbarParameters", "XBAR_KIND", "LATENCY",
+           "END_WORD", "aer_word", "aer_decode", "aer_width", "xbar_params", "PRESETS", "STORAGE_WORDS"]
+
+XbarUop = padded_uop({
+    "steps": 16,                # timesteps: per step, each enabled input until its end-of-step word
+    "inputs": 3,                # bit k: input i[k] takes part, read in port order 0, 1, 2
+    "base": data.ArrayLayout(12, 3),    # axon of id 0 on input k (axon = base[k] + id)
+    "delayed": 3,               # bit k: input k is one timestep late (skipped in step 0, drained after)
+    "last": 1,
+})
 
 LATENCY = END_LATENCY       # an end-of-step leaves 4 cycles after the step's last group issued
 END_WORD = 1
@@ -173,7 +182,7 @@ def _sign_extend(value: int, width: int) -> int:
 
 
 class XbarFu(wiring.Component):
-    """The ``xbar`` FU: a :class:`hw.crossbar.Crossbar` behind AER words and the config bus.
+    """The ``xbar`` FU: a :class:`snn.crossbar.Crossbar` behind AER words and the config bus.
 
     Parameters
     ----------
@@ -483,4 +492,88 @@ class XbarModel(UnitModel):
     _closing = False
 
 
-XBAR_KIND = FuKind("xbar", 3, 1, XbarUop, LATENCY, XbarFu, XbarModel)
+def _int_in(name: str, value, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ValueError(f"{name}={value!r} is not allowed; use an integer {low}..{high}")
+    return value
+
+
+@dataclass(frozen=True)
+class XbarParameters(KindParameters):
+    """The ``[xbar]`` table of a fabric description: crossbar size and neuron arithmetic, the same
+    for every xbar tile."""
+    axons: int = 16
+    neurons: int = 16
+    banks: int = 4                      # neurons updated per cycle; divides neurons
+    preset: str = "tinyodin"            # tinyodin (12-bit membrane, 4-bit weights) or loihi
+    weight_width: int | None = None     # None: the preset's
+    threshold: int | None = None        # None: the preset's (tinyODIN membrane units, Loihi vth)
+    leak: int = 0                       # tinyODIN leak_amount or Loihi dv
+
+    @property
+    def lif_params(self) -> LifParams:
+        """The ``LifParams`` of this fabric's xbar tiles."""
+        return xbar_params(self.preset, self.weight_width, self.threshold, self.leak)
+
+    def check(self):
+        if self.preset not in PRESETS:
+            raise ValueError(f"preset={self.preset!r} is not allowed; use one of {', '.join(PRESETS)}")
+        _int_in("axons", self.axons, 1, 4096)
+        _int_in("neurons", self.neurons, 1, 4096)
+        _int_in("banks", self.banks, 1, self.neurons)
+        if self.neurons % self.banks:
+            raise ValueError(f"banks={self.banks} does not divide neurons={self.neurons}; choose a "
+                             f"divisor of {self.neurons}")
+        if self.weight_width is not None:
+            _int_in("weight_width", self.weight_width, 2, 32)
+        if self.threshold is not None:
+            _int_in("threshold", self.threshold, 0, (1 << 17) - 1)
+        _int_in("leak", self.leak, 0, 4095)
+        XbarAddressMap(self.lif_params, self.axons, self.neurons, self.banks)
+
+    def check_fabric(self, spec):
+        ids = max(self.axons, self.neurons)
+        if spec.data_width < aer_width(ids):
+            raise ValueError(f"data_width={spec.data_width} cannot carry an xbar address event (kind "
+                             f"bit + id of {ids} axons/neurons = {aer_width(ids)} bits); raise "
+                             f"data_width or shrink the crossbar")
+
+    def rtl_arguments(self):
+        return {"params": self.lif_params, "axons": self.axons, "neurons": self.neurons,
+                "banks": self.banks}
+
+
+def _late_inputs(uops) -> frozenset:
+    """An input marked ``delayed`` is not read in the first timestep, so its sender's tokens are
+    not waited for at the start: a cycle through it is a recurrence."""
+    delayed = uops[0].get("delayed", 0) if uops else 0
+    return frozenset(port for port in range(3) if delayed >> port & 1)
+
+
+def _generator():
+    from hw.catalog import Generator, Parameter
+    return Generator(
+        "xbar", "SNN crossbar tile: axons x neurons signed weights and LIF neurons in block RAM",
+        (Parameter("axons", int, 128, "number of input axons, >= 1", minimum=1),
+         Parameter("neurons", int, 128, "number of LIF neurons, >= 1", minimum=1),
+         Parameter("banks", int, 8, "neurons updated per cycle; must divide neurons", minimum=1),
+         Parameter("preset", str, "tinyodin", "neuron arithmetic: tinyodin or loihi", PRESETS),
+         Parameter("weight_width", int, 4, "signed weight width in bits (4 or 8 typical), >= 2",
+                   minimum=2)),
+        _crossbar)
+
+
+def _crossbar(axons: int, neurons: int, banks: int, preset: str, weight_width: int) -> Crossbar:
+    """A crossbar tile with a preset's neuron arithmetic at its default threshold and leak: the
+    presets the golden model, the tile's specification, is tested with."""
+    params = tinyodin() if preset == "tinyodin" else loihi()
+    if weight_width > params.membrane_width:
+        raise ParameterError(f"xbar: weight_width={weight_width} is wider than the {preset} "
+                             f"membrane ({params.membrane_width} bits)")
+    return Crossbar(dataclasses.replace(params, weight_width=weight_width), axons=axons,
+                    neurons=neurons, banks=banks)
+
+
+# Spikes depend on the data, so the program states every stream's count (tokens=None).
+XBAR_KIND = FuKind("xbar", 3, 1, XbarUop, LATENCY, XbarFu, XbarModel, parameters=XbarParameters,
+                   count_fields=lambda uop: ("steps",), late_inputs=_late_inputs, generator=_generator())

@@ -1,0 +1,171 @@
+"""The pe kind's configuration ISA: operator codes, slot kinds, the configuration word, the
+register map and the micro-op; the RTL, the golden model and the lowering all read it."""
+
+
+from amaranth.hdl import Shape
+from amaranth.lib import data, enum
+
+from hw.params import ParameterError, check_int
+from ripple_core.ops import STREAM_COMPARES
+from rsn.isa import padded_uop
+
+__all__ = ["PeOp", "SlotKind", "StreamCmp", "PE_CONFIG", "PE_OPS", "PeUop", "WIDTH", "N_SLOTS", "N_PORTS",
+           "REG_CONFIG", "REG_CONST", "REG_STATUS", "REG_ORIGIN", "REG_FAULT", "REG_PAGE", "MEM_WINDOW",
+           "WINDOW_WORDS", "MAX_MEM_DEPTH", "STATUS_FAULT", "MEMORY_OPS", "RIPPLE_OPS", "BANK_OPS",
+           "REG_QUEUE_DEPTH", "REG_SPILL_WRITES", "REG_SPILL_READS", "REG_LOCKS", "LOCK_ENTRIES",
+           "SPILL_COUNTER_BITS", "check_mem_depth", "pe_config_word", "decode_config"]
+
+WIDTH = 32
+N_SLOTS = 3
+N_PORTS = 2
+
+REG_CONFIG = 0
+REG_CONST = 1           # 1, 2, 3: slot 0, 1, 2
+REG_STATUS = 4
+REG_ORIGIN = 5          # the flat address of bank word 0
+REG_FAULT = 6           # the flat address of the first out-of-range access
+REG_PAGE = 7            # which 2048-word page of the bank the window shows
+MEM_WINDOW = 0x0800     # 0x0800-0x0FFF: the bank, through the config bus
+WINDOW_WORDS = 0x0800
+MAX_MEM_DEPTH = 4096
+STATUS_FAULT = 1 << 4   # status bit: a LOAD or STORE address was out of range
+MEMORY_OPS = ("LOAD", "STORE")
+RIPPLE_OPS = ("QUEUE", "ARB", "TASK", "LOCK", "LDST")   # Ripple's additions and the shared array
+BANK_OPS = ("LOAD", "STORE", "QUEUE", "LOCK", "LDST")   # only a PE with a bank runs these
+REG_QUEUE_DEPTH = 8     # QUEUE: the queue's depth D
+REG_SPILL_WRITES = 9    # QUEUE (read only): words enqueued while D or more stay queued after the dequeue
+REG_SPILL_READS = 10    # QUEUE (read only): words dequeued while more than D were queued
+REG_LOCKS = 11          # LOCK (read only): addresses held now
+LOCK_ENTRIES = 4        # the atomic directory's entries
+SPILL_COUNTER_BITS = 16  # the spill counters wrap at 2**16
+
+
+class PeOp(enum.Enum, shape=6):
+    """The operators a PE can be configured as (the GEP variants are configured as ADD)."""
+    ADD = 0
+    SUB = 1
+    MUL = 2
+    AND = 3
+    OR = 4
+    XOR = 5
+    SHL = 6
+    ASHR = 7
+    LSHR = 8
+    EQ = 9
+    NE = 10
+    SLT = 11
+    SLE = 12
+    SGT = 13
+    SGE = 14
+    ULT = 15
+    ULE = 16
+    UGT = 17
+    UGE = 18
+    ID = 19
+    SELECT = 20
+    STEER = 21
+    MERGE = 22
+    ORDER = 23
+    CARRY = 24
+    INVARIANT = 25
+    STREAM = 26
+    LOAD = 27       # only with a memory bank (mem_depth > 0)
+    STORE = 28
+    QUEUE = 29      # Ripple's queue (spill: pred); its ring is the bank
+    ARB = 30        # Ripple's round-robin arbiter over the present slots
+    TASK = 31       # task dispatch (ind: pred)
+    LOCK = 32       # the atomic directory: one ACQUIRE and one RELEASE site; only with a bank
+    LDST = 33       # a LOAD and a STORE on one array, in one PE; only with a bank
+
+
+class SlotKind(enum.Enum, shape=2):
+    EDGE = 0        # fed by i[k] through its token queue
+    CONST = 1       # one token, consumed once
+    HOLD = 2        # one token, never consumed
+
+
+class StreamCmp(enum.Enum, shape=3):
+    """STREAM's compare modes, in the order of :data:`ripple_core.ops.STREAM_COMPARES`."""
+    SLT = 0
+    ULT = 1
+    SLE = 2
+    ULE = 3
+    SGT = 4
+    UGT = 5
+    SGE = 6
+    UGE = 7
+
+
+assert tuple(mode.name for mode in StreamCmp) == STREAM_COMPARES
+
+PE_CONFIG = data.StructLayout({
+    "op": PeOp,
+    "pred": 1,                                  # decider polarity: 1 = continue / pass on true
+    "cmp": StreamCmp,                           # STREAM only
+    "slots": data.ArrayLayout(SlotKind, N_SLOTS),
+    "drop": N_PORTS,                            # bit k: port k has no consumer, discard its tokens
+})
+
+# Operator name (as in ripple_core.ops) -> PeOp; GEP variants behave as ADD.
+PE_OPS = {op.name: op for op in PeOp}
+
+PeUop = padded_uop({
+    "firings": 16,              # firings the operator may make; 0 is refused
+    "last": 1,
+})
+PE_OPS.update({"GEP": PeOp.ADD, "GEP2": PeOp.ADD, "GEP4": PeOp.ADD})
+_PORTS_USED = {"STREAM": 2}
+
+
+def pe_config_word(op: str, *, pred: bool = False, cmp: str = "SLT", slots=("edge",) * N_SLOTS,
+                   drop=()) -> int:
+    """The configuration word for operator ``op`` (a ripple_core.ops name).
+
+    ``slots``: each slot's kind, "edge", "const" or "hold" (missing slots are edges); ``drop``:
+    the output ports whose tokens are discarded.
+    """
+    if op not in PE_OPS:
+        raise ParameterError(f"RipplePE: operator {op!r} is not one a PE can be configured as; "
+                             f"choose one of {', '.join(PE_OPS)}")
+    if cmp not in STREAM_COMPARES:
+        raise ParameterError(f"RipplePE: cmp={cmp!r}; choose one of {', '.join(STREAM_COMPARES)}")
+    kinds = list(slots) + ["edge"] * (N_SLOTS - len(slots))
+    if len(kinds) > N_SLOTS or any(kind not in ("edge", "const", "hold") for kind in kinds):
+        raise ParameterError(f"RipplePE: slots={tuple(slots)!r}; give up to {N_SLOTS} of "
+                             f"'edge', 'const', 'hold'")
+    if any(port not in range(N_PORTS) for port in drop):
+        raise ParameterError(f"RipplePE: drop={tuple(drop)!r}; ports are 0..{N_PORTS - 1}")
+    value = PE_CONFIG.const({
+        "op": PE_OPS[op], "pred": int(bool(pred)), "cmp": StreamCmp[cmp],
+        "slots": [SlotKind[kind.upper()] for kind in kinds],
+        "drop": sum(1 << port for port in set(drop)),
+    })
+    return value.as_bits()
+
+
+def decode_config(word: int) -> dict:
+    """The fields of a configuration word: op, pred, cmp (names), slots (kind names), drop (ports)."""
+    def field(name):
+        offset, width = PE_CONFIG[name].offset, Shape.cast(PE_CONFIG[name].shape).width
+        return (word >> offset) & ((1 << width) - 1)
+    op = field("op")
+    if op not in {code.value for code in PeOp}:
+        raise ParameterError(f"RipplePE: configuration word {word:#x} has operator code {op}, which is none")
+    slots = [(field("slots") >> (2 * k)) & 3 for k in range(N_SLOTS)]
+    if 3 in slots:
+        raise ParameterError(f"RipplePE: configuration word {word:#x} gives slot {slots.index(3)} the "
+                             f"reserved kind 3; kinds are 0 edge, 1 const, 2 hold")
+    return {"op": PeOp(op).name, "pred": bool(field("pred")), "cmp": StreamCmp(field("cmp")).name,
+            "slots": tuple(SlotKind(kind).name.lower() for kind in slots),
+            "drop": tuple(p for p in range(N_PORTS) if field("drop") >> p & 1)}
+
+
+def check_mem_depth(component: str, mem_depth) -> int:
+    """Return ``mem_depth`` if it is 0 (no bank) or a power of two from 2 to 4096; raise
+    :class:`ParameterError`. A power of two makes the window's aliasing the low address bits;
+    4096 words are two pages of the config window."""
+    check_int(component, "mem_depth", mem_depth, minimum=0, meaning="words in the PE's memory bank")
+    if mem_depth == 1 or mem_depth > MAX_MEM_DEPTH or mem_depth & (mem_depth - 1):
+        raise ParameterError(f"{component}: mem_depth={mem_depth} is not allowed; mem_depth must be 0 "
+                             f"(no memory bank) or a power of two from 2 to {MAX_MEM_DEPTH}")
+    return mem_depth

@@ -1,0 +1,112 @@
+"""The ``pe`` FU kind: the Ripple PE behind the fabric's FU interface, its fabric-description
+parameters and its descriptor."""
+
+from dataclasses import dataclass
+
+from amaranth.hdl import Cat, Module, Signal
+from amaranth.lib import wiring
+
+from hw.params import ParameterError
+from rsn.fu import FuKind, KindParameters, count_status, fu_signature
+
+from .config import N_PORTS, N_SLOTS, WIDTH, WINDOW_WORDS, PeUop, check_mem_depth
+from .model import PeModel
+from .rtl import RipplePE
+
+LATENCY = 1         # a firing's results are offered in the next cycle ...
+LOAD_LATENCY = 2    # ... except a LOAD's word on o[0], read from the bank in the next cycle
+
+
+class PeFu(wiring.Component):
+    """The ``pe`` FU: a :class:`RipplePE` without queues of its own (the tile's token queues feed
+    it), which fires only while a micro-op grants it firings.
+
+    Micro-op (:data:`ripple_core.pe.PeUop`): ``firings`` firings of the configured operator. The
+    micro-op completes in the first cycle in which all of them have happened and no result is
+    held (both output registers empty, no LOAD word on its way); the next micro-op is accepted
+    from the cycle after. ``busy`` is high from accepting a micro-op to its completion;
+    ``firings`` counts firings; ``stalls`` counts busy cycles in which nothing fired and no
+    output token left; ``finished`` rises the cycle after a ``last`` micro-op completes. The
+    operator, the slot kinds, the constants and the bank are the PE's registers on ``cfg`` (see
+    the module docstring); ``clear`` leaves them alone.
+
+    Parameters
+    ----------
+    width : int
+        Data width of the tile's streams; the PE computes on 32 bits, so it must be 32.
+    mem_depth : int
+        Words in the PE's memory bank (see :class:`RipplePE`); 0 for none.
+    ripple_ops : bool
+        Build Ripple's operators (see :class:`RipplePE`).
+    """
+
+    def __init__(self, width: int = WIDTH, mem_depth: int = 0, ripple_ops: bool = True):
+        if width != WIDTH:
+            raise ParameterError(f"PeFu: width={width!r} is not allowed; the pe FU computes on "
+                                 f"{WIDTH}-bit two's complement values, so data_width must be {WIDTH}")
+        self._mem_depth = check_mem_depth("PeFu", mem_depth)
+        self._ripple_ops = bool(ripple_ops)
+        super().__init__(fu_signature(PE_KIND, width))
+
+    @property
+    def mem_depth(self) -> int:
+        return self._mem_depth
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.pe = pe = RipplePE(0, gated=True, mem_depth=self._mem_depth, ripple_ops=self._ripple_ops)
+        for k in range(N_SLOTS):
+            wiring.connect(m, wiring.flipped(self.i[k]), pe.i[k])
+        for p in range(N_PORTS):
+            wiring.connect(m, pe.o[p], wiring.flipped(self.o[p]))
+        wiring.connect(m, wiring.flipped(self.cfg), pe.cfg)
+
+        active, left, last = Signal(), Signal(16), Signal()
+        m.d.comb += pe.enable.eq(active & (left != 0))
+        completes = active & (left == 0) & ~pe.holding
+        m.d.comb += self.uop.ready.eq(~active)
+        with m.If(pe.fire):
+            m.d.sync += left.eq(left - 1)
+        with m.If(completes):
+            m.d.sync += active.eq(0)
+        with m.If(self.uop.valid & self.uop.ready):
+            m.d.sync += [active.eq(1), left.eq(self.uop.payload.firings), last.eq(self.uop.payload.last)]
+        sent = Cat(*(self.o[p].valid & self.o[p].ready for p in range(N_PORTS))).any()
+        m.d.comb += self.busy.eq(active)
+        count_status(m, self, firing=pe.fire, stall=active & ~pe.fire & ~sent,
+                     completes_last=completes & last)
+        return m
+
+
+@dataclass(frozen=True)
+class PeParameters(KindParameters):
+    """The ``[pe]`` table of a fabric description."""
+    mem_depth: int = 0          # words in every pe tile's memory bank, for LOAD and STORE (0: none)
+    ripple_ops: bool = True     # build Ripple's operators (queue, arb, task, atomics)
+
+    def check(self):
+        """A bank is 0 (none) or a power of two from 2 to 2048: a power of two because the config
+        window aliases the bank by its low address bits; at most 2048 because the host preloads an
+        array through the window in one set of register writes, and a larger bank would need the
+        page register switched in between."""
+        value = self.mem_depth
+        if (isinstance(value, bool) or not isinstance(value, int) or value < 0 or value == 1
+                or value > WINDOW_WORDS or value & (value - 1)):
+            raise ValueError(f"mem_depth={value!r} is not allowed; use 0 (pe tiles without a memory bank) "
+                             f"or a power of two from 2 to {WINDOW_WORDS} (words per pe tile's bank)")
+        if not isinstance(self.ripple_ops, bool):
+            raise ValueError(f"ripple_ops={self.ripple_ops!r} is not allowed; use true (pe tiles run "
+                             f"Ripple's queue, arb, task and atomics) or false (about 900 fewer LUTs "
+                             f"per pe tile with a bank)")
+
+    def check_fabric(self, spec):
+        """A pe computes on 32-bit two's complement words (RipTide's arithmetic wraps at 32 bits),
+        so its streams are exactly 32 bits: narrower ones would truncate values, wider ones would
+        carry bits the PE ignores."""
+        if spec.data_width != WIDTH:
+            raise ValueError(f"data_width={spec.data_width} is not allowed with pe tiles; a pe tile "
+                             f"computes on {WIDTH}-bit values, so set data_width = {WIDTH}")
+
+
+PE_KIND = FuKind("pe", N_SLOTS, N_PORTS, PeUop, LATENCY, PeFu, PeModel, parameters=PeParameters,
+                 count_fields=lambda uop: ("firings",), cyclic=True)

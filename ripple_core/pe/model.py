@@ -1,0 +1,286 @@
+"""The ``pe`` FU kind's golden model: the configured operator of :mod:`ripple_core.ops`, fired
+while micro-ops grant firings."""
+
+from collections import deque
+
+from hw.params import ParameterError
+from ripple_core.ops import LOAD_VALUE, make_operator, wrap
+from rsn.channels import Channel, UnitModel
+
+from .config import (
+    BANK_OPS,
+    LOCK_ENTRIES,
+    MEM_WINDOW,
+    N_SLOTS,
+    REG_CONFIG,
+    REG_CONST,
+    REG_LOCKS,
+    REG_ORIGIN,
+    REG_PAGE,
+    REG_QUEUE_DEPTH,
+    REG_SPILL_READS,
+    REG_SPILL_WRITES,
+    REG_STATUS,
+    RIPPLE_OPS,
+    SPILL_COUNTER_BITS,
+    WIDTH,
+    WINDOW_WORDS,
+    check_mem_depth,
+    decode_config,
+)
+
+
+class PeMemoryError(ValueError):
+    """A LOAD or STORE outside the PE's memory bank, or on a PE without one: a program error.
+    The message names the PE, the operator and the address."""
+
+
+class _Node:
+    """What an ops.py operator reads of its node."""
+
+    def __init__(self, name: str, op: str, config: dict):
+        self.name, self.op, self.inputs = name, op, [None] * N_SLOTS
+        # ARB: one-token tuples from the three slots (an empty slot is an absent source); TASK:
+        # one argument, ``ind`` is pred.
+        self.attrs = {"pred": config["pred"], "cmp": config["cmp"], "width": 1, "sources": N_SLOTS,
+                      "ind": config["pred"]}
+
+
+class PeModel(UnitModel):
+    """Golden model of the ``pe`` FU: the configured operator of :mod:`ripple_core.ops`, fired
+    while micro-ops grant firings. One :meth:`step` is at most one firing (or one completion).
+
+    Registers are those of the module docstring: ``write_word`` / ``read_word``. With a bank
+    (``mem_depth`` words), LOAD reads and STORE writes ``memory[base + offset - origin]``; an
+    address outside the bank raises :class:`PeMemoryError` (the RTL's fault bit never shows
+    here, so status bit 4 and the fault register read 0). ``name`` names the PE in errors.
+    """
+
+    KIND, COUNT_FIELD = "pe", "firings"
+
+    def __init__(self, width: int = WIDTH, mem_depth: int = 0, ripple_ops: bool = True, *, name: str = "pe"):
+        super().__init__()
+        self.ripple_ops = bool(ripple_ops)
+        if width != WIDTH:
+            raise ParameterError(f"PeModel: width={width!r}; the pe FU computes on {WIDTH} bits")
+        self.mem_depth = check_mem_depth("PeModel", mem_depth)
+        self.name = name
+        self.memory = [0] * mem_depth
+        self.origin, self.page, self.queue_depth = 0, 0, 0
+        self.word, self.constants, self.armed = 0, [0] * N_SLOTS, [False] * N_SLOTS
+        self.left = 0
+        self._configure(0)
+
+    def _configure(self, word: int):
+        self.word, self.config = word, decode_config(word)
+        op = self.config["op"]
+        if op in RIPPLE_OPS and not self.ripple_ops:
+            raise PeMemoryError(f"{self.name}: configured as {op}, but this PE was built without Ripple's "
+                                f"operators (ripple_ops=False; the fabric's [pe] ripple_ops)")
+        if op in BANK_OPS and not self.mem_depth:
+            raise PeMemoryError(f"{self.name}: configured as {op}, but this PE has no memory bank "
+                                f"(mem_depth=0)")
+        self.armed = [False] * N_SLOTS
+        self.ring, self.spill_writes, self.spill_reads = deque(), 0, 0
+        self.locks: set[int] = set()
+        self.operator = None if op in ("QUEUE", "LOCK", "LDST") else \
+            make_operator(_Node(self.name, op, self.config))
+
+    def _first_state(self) -> bool:
+        op = self.config["op"]
+        if op == "QUEUE":
+            return not self.ring
+        if op == "LOCK":
+            return not self.locks
+        return self.operator is None or self.operator.idle()
+
+    def _window_word(self, addr: int) -> int | None:
+        """The bank word a config address reaches, or None if it is not in the window."""
+        if not self.mem_depth or not MEM_WINDOW <= addr < MEM_WINDOW + WINDOW_WORDS:
+            return None
+        return (self.page * WINDOW_WORDS + addr - MEM_WINDOW) % self.mem_depth
+
+    def write_word(self, addr: int, value: int):
+        value &= 0xFFFF_FFFF
+        if addr == REG_CONFIG:
+            self._configure(value)
+        elif REG_CONST <= addr < REG_CONST + N_SLOTS:
+            self.constants[addr - REG_CONST] = value
+            self.armed[addr - REG_CONST] = True
+        elif self.mem_depth and addr == REG_ORIGIN:
+            self.origin = wrap(value)
+        elif self.mem_depth and addr == REG_PAGE:
+            self.page = value & 1
+        elif self.mem_depth and addr == REG_QUEUE_DEPTH:
+            self.queue_depth = min(value, self.mem_depth)
+        elif (word := self._window_word(addr)) is not None:
+            self.memory[word] = value
+
+    def read_word(self, addr: int) -> int:
+        if addr == REG_CONFIG:
+            return self.word
+        if REG_CONST <= addr < REG_CONST + N_SLOTS:
+            return self.constants[addr - REG_CONST]
+        if addr == REG_STATUS:
+            return int(self._first_state()) | sum(int(a) << (k + 1) for k, a in enumerate(self.armed))
+        if self.mem_depth and addr == REG_ORIGIN:
+            return self.origin & 0xFFFF_FFFF
+        if self.mem_depth and addr == REG_PAGE:
+            return self.page
+        if self.mem_depth:
+            wrap16 = (1 << SPILL_COUNTER_BITS) - 1
+            counters = {REG_QUEUE_DEPTH: self.queue_depth, REG_SPILL_WRITES: self.spill_writes & wrap16,
+                        REG_SPILL_READS: self.spill_reads & wrap16, REG_LOCKS: len(self.locks)}
+            if addr in counters:
+                return counters[addr]
+        if (word := self._window_word(addr)) is not None:
+            return self.memory[word]
+        return 0
+
+    def _bank_word(self, address: int) -> int:
+        """The bank word holding flat ``address``; raise :class:`PeMemoryError` if none does."""
+        word = address - self.origin
+        if not 0 <= word < self.mem_depth:
+            last = self.origin + self.mem_depth - 1
+            raise PeMemoryError(f"{self.name}: {self.config['op']} of address {address}, outside the "
+                                f"memory bank (flat addresses {self.origin}..{last}: origin "
+                                f"{self.origin}, mem_depth {self.mem_depth})")
+        return word
+
+    def step(self, inputs: list[Channel], outputs: list[Channel]) -> bool:
+        if self.current is None:
+            if not self.uops:
+                return False
+            self.current = self.uops.popleft()
+            self.left = self.current["firings"]
+        if self.left == 0:
+            if any(channel.can_pop() for channel in outputs):
+                return False    # the RTL completes once its output registers are empty
+            self.finished |= bool(self.current["last"])
+            self.current = None
+            return True
+        op = self.config["op"]
+        if op in ("QUEUE", "LOCK", "LDST"):
+            return getattr(self, f"_step_{op.lower()}")(inputs, outputs)
+        model = self
+
+        class View:
+            def has(self, i):
+                return model._has(inputs, i)
+
+            def peek(self, i):
+                return model._peek(inputs, i)
+
+        fire = self.operator.plan(View(), None)
+        if fire is None:
+            return False
+        out = fire.out
+        if fire.load is not None:
+            loaded = self.memory[self._bank_word(fire.load)]
+            out = tuple((port, loaded if value is LOAD_VALUE else value) for port, value in out)
+        emitted = [(port, value) for port, value in out if port not in self.config["drop"]]
+        if not all(outputs[port].can_push() for port, _ in emitted):
+            return False
+        if fire.store is not None:
+            address, value = fire.store
+            self.memory[self._bank_word(address)] = value & 0xFFFF_FFFF
+        self._take(inputs, fire.take)
+        for port, value in emitted:
+            outputs[port].push(value & 0xFFFF_FFFF)
+        self.operator.commit(fire)
+        return self._fired()
+
+    # Slot access shared by every operator; then Ripple's queue, the atomic directory and the
+    # shared array, as this module's docstring says.
+
+    def _has(self, inputs, slot) -> bool:
+        kind = self.config["slots"][slot]
+        return inputs[slot].can_pop() if kind == "edge" else self.armed[slot]
+
+    def _peek(self, inputs, slot) -> int:
+        kind = self.config["slots"][slot]
+        return wrap(inputs[slot].peek() if kind == "edge" else self.constants[slot])
+
+    def _take(self, inputs, slots):
+        for slot in slots:
+            kind = self.config["slots"][slot]
+            if kind == "edge":
+                inputs[slot].pop()
+            elif kind == "const":
+                self.armed[slot] = False
+
+    def _emit(self, outputs, port, value) -> bool:
+        """Push ``value`` on ``port`` (dropped if the port discards); False if there is no room."""
+        if port in self.config["drop"]:
+            return True
+        if not outputs[port].can_push():
+            return False
+        outputs[port].push(value & 0xFFFF_FFFF)
+        return True
+
+    def _fired(self) -> bool:
+        self.firings += 1
+        self.left -= 1
+        return True
+
+    def _second_site_ready(self, inputs, outputs) -> bool:
+        return self._has(inputs, 1) and self._has(inputs, 2) and \
+            (1 in self.config["drop"] or outputs[1].can_push())
+
+    def _step_queue(self, inputs, outputs) -> bool:
+        spill = self.config["pred"]
+        limit = self.mem_depth if spill else self.queue_depth
+        moved = False
+        if self.ring and (0 in self.config["drop"] or outputs[0].can_push()):
+            if spill and len(self.ring) > self.queue_depth:
+                self.spill_reads += 1
+            self._emit(outputs, 0, self.ring.popleft())
+            moved = self._fired()
+        if self._has(inputs, 0) and len(self.ring) < limit:
+            if spill and len(self.ring) >= self.queue_depth:
+                self.spill_writes += 1
+            self.ring.append(self._peek(inputs, 0))
+            self._take(inputs, [0])
+            moved = True
+        return moved
+
+    def _step_lock(self, inputs, outputs) -> bool:
+        if self._second_site_ready(inputs, outputs):
+            address = self._peek(inputs, 1)
+            if address not in self.locks:
+                raise PeMemoryError(f"{self.name}: RELEASE of address {address}, which no ACQUIRE holds")
+            self.locks.discard(address)
+            self._take(inputs, [1, 2])
+            self._emit(outputs, 1, 1)
+            return self._fired()
+        if not self._has(inputs, 0):
+            return False
+        address = self._peek(inputs, 0)
+        if address in self.locks or len(self.locks) >= LOCK_ENTRIES:
+            return False
+        if not self._emit(outputs, 0, address):
+            return False
+        self.locks.add(address)
+        self._take(inputs, [0])
+        return self._fired()
+
+    def _step_ldst(self, inputs, outputs) -> bool:
+        if self._second_site_ready(inputs, outputs):
+            word = self._ldst_word(self._peek(inputs, 1), "STORE")
+            self.memory[word] = self._peek(inputs, 2) & 0xFFFF_FFFF
+            self._take(inputs, [1, 2])
+            self._emit(outputs, 1, 1)
+            return self._fired()
+        if not self._has(inputs, 0):
+            return False
+        word = self._ldst_word(self._peek(inputs, 0), "LOAD")
+        if not self._emit(outputs, 0, self.memory[word]):
+            return False
+        self._take(inputs, [0])
+        return self._fired()
+
+    def _ldst_word(self, offset: int, site: str) -> int:
+        if not 0 <= offset < self.mem_depth:
+            raise PeMemoryError(f"{self.name}: LDST's {site} of word {offset}, outside the memory bank "
+                                f"(words 0..{self.mem_depth - 1}; flat address {self.origin + offset})")
+        return offset

@@ -1,0 +1,507 @@
+"""The Ripple PE in hardware: one ordered-dataflow operator with per-operand token queues
+(the package docstring describes the architecture)."""
+
+from types import SimpleNamespace
+
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, unsigned
+from amaranth.lib import stream, wiring
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+from amaranth.utils import ceil_log2
+
+from hw.params import check_int
+from hw.token_queue import TokenQueue
+from ripple_core.ops import STREAM_COMPARES
+from rsn.fu import ConfigBus
+
+from .config import (
+    LOCK_ENTRIES,
+    MEM_WINDOW,
+    N_PORTS,
+    N_SLOTS,
+    PE_CONFIG,
+    REG_CONFIG,
+    REG_CONST,
+    REG_FAULT,
+    REG_LOCKS,
+    REG_ORIGIN,
+    REG_PAGE,
+    REG_QUEUE_DEPTH,
+    REG_SPILL_READS,
+    REG_SPILL_WRITES,
+    REG_STATUS,
+    SPILL_COUNTER_BITS,
+    WIDTH,
+    PeOp,
+    SlotKind,
+    StreamCmp,
+    check_mem_depth,
+)
+
+
+class RipplePE(wiring.Component):
+    """One ordered-dataflow operator with per-operand token queues; see the module docstring.
+
+    Parameters
+    ----------
+    depth : int
+        Tokens each operand queue holds (>= 1), or 0 for no queues.
+    mem_depth : int
+        Words in the PE's memory bank: 0 (the default) for none, else a power of two from 2 to
+        4096. Only a PE with a bank runs LOAD and STORE.
+    ripple_ops : bool
+        Build Ripple's operators (ARB and TASK; with a bank also QUEUE, LDST and LOCK). Without
+        them a PE configured as one never fires. Synthesised for ECP5, the ``pe`` FU with a
+        64-word bank takes 2671 LUTs and 658 FFs with them and 1794 and 474 without; without a
+        bank, 1544 and 1429 LUTs (300 FFs either way).
+
+    Members
+    -------
+    i : In(stream.Signature(32)).array(3)
+        Operand streams (slot order of the operator).
+    o : Out(stream.Signature(32)).array(2)
+        Result ports (port 1: STREAM's flag).
+    cfg : In(ConfigBus)
+        Configuration registers.
+    firings : Out(32)
+        Firings since reset.
+    idle : Out(1)
+        The operator is in its first state (INIT, IDLE).
+    enable : In(1)
+        Only with ``gated=True``: the PE fires only in cycles where it is high.
+    fire : Out(1)
+        A firing happens in this cycle.
+    holding : Out(1)
+        A result is in an output register or on its way to one (a LOAD's word being read).
+    """
+
+    def __init__(self, depth: int = 2, *, gated: bool = False, mem_depth: int = 0, ripple_ops: bool = True):
+        self._depth = check_int("RipplePE", "depth", depth, minimum=0,
+                                meaning="tokens each operand queue holds, 0 for none")
+        self._mem_depth = check_mem_depth("RipplePE", mem_depth)
+        self._gated = bool(gated)
+        self._ripple_ops = bool(ripple_ops)
+        members = {
+            "i": In(stream.Signature(unsigned(WIDTH))).array(N_SLOTS),
+            "o": Out(stream.Signature(unsigned(WIDTH))).array(N_PORTS),
+            "cfg": In(ConfigBus),
+            "firings": Out(32),
+            "idle": Out(1),
+            "fire": Out(1),
+            "holding": Out(1),
+        }
+        if gated:
+            members["enable"] = In(1)
+        super().__init__(members)
+
+    @property
+    def depth(self) -> int:
+        return self._depth
+
+    @property
+    def mem_depth(self) -> int:
+        return self._mem_depth
+
+    def elaborate(self, platform):
+        m = Module()
+        config = Signal(PE_CONFIG)
+        constant = [Signal(WIDTH, name=f"const{k}") for k in range(N_SLOTS)]
+        armed = Signal(N_SLOTS)
+        loop = Signal()                 # CARRY/INVARIANT: LOOP; STREAM: ACTIVE
+        index = Signal(WIDTH)           # STREAM's index while ACTIVE
+
+        # Slot fronts: present, value; and the take strobe each slot gets on a firing.
+        fronts = []
+        for k in range(N_SLOTS):
+            if self._depth:
+                queue = TokenQueue(unsigned(WIDTH), self._depth)
+                m.submodules[f"queue{k}"] = queue
+                wiring.connect(m, wiring.flipped(self.i[k]), queue.i)
+                head = queue.o
+            else:
+                head = self.i[k]
+            kind = config.slots[k]
+            present = Mux(kind == SlotKind.EDGE, head.valid, armed[k])
+            value = Mux(kind == SlotKind.EDGE, head.payload, constant[k])
+            fronts.append((head, kind, present, value))
+        h = [Signal(name=f"has{k}") for k in range(N_SLOTS)]
+        v = [Signal(WIDTH, name=f"front{k}") for k in range(N_SLOTS)]
+        for k, (_, _, present, value) in enumerate(fronts):
+            m.d.comb += [h[k].eq(present), v[k].eq(value)]
+
+        cfg = self.cfg
+        fire = Signal()
+        fault = Signal()                # sticky: a memory address was out of range, or a bad RELEASE
+        enabled = self.enable if self._gated else 1
+        free = [~self.o[p].valid | self.o[p].ready for p in range(N_PORTS)]
+        # LDST and LOCK serve two sites; the second (a STORE, a RELEASE: slots 1 and 2, port 1)
+        # goes first whenever it can, since it frees what the first site may wait for.
+        second_site = Signal()
+        m.d.comb += second_site.eq(h[1] & h[2] & (config.drop[1] | free[1]))
+        ripple = self._ripple_ops                       # ARB and TASK
+        extras = ripple and bool(self._mem_depth)       # QUEUE, LDST and LOCK: they need the bank
+        bank = directory = None
+        if self._mem_depth:
+            bank = self._elaborate_bank(m, config, v, fire, fault, second_site, fronts[0][0], enabled, extras)
+        if extras:
+            directory = self._elaborate_directory(m, config, v, fire, fault, second_site, bank.fault_address)
+
+        rule = Signal()                 # the firing rule holds
+        take = Signal(N_SLOTS)          # slots the firing takes
+        emit = Signal(N_PORTS)          # ports the firing emits on
+        out = [Signal(WIDTH, name=f"result{p}") for p in range(N_PORTS)]
+        next_loop = Signal()
+        next_index = Signal(WIDTH)
+        m.d.comb += [next_loop.eq(loop), next_index.eq(index)]
+
+        def grant(m, k):
+            """ARB: pass slot k's token and start the next round after it."""
+            m.d.comb += [rule.eq(1), take.eq(1 << k), emit.eq(0b01), out[0].eq(v[k]),
+                         next_index.eq((k + 1) % N_SLOTS)]
+
+        # One comparator, shared by the compare operators (a, b) and STREAM (index, bound).
+        op = config.op
+        decider = v[0] != 0
+        passes = decider == config.pred
+        current = Mux(loop, index, v[0])                    # STREAM's index this firing
+        is_stream = op == PeOp.STREAM
+        cmp_a = Mux(is_stream, current, v[0])
+        cmp_b = v[1]
+        equal = cmp_a == cmp_b
+        less_signed = cmp_a.as_signed() < cmp_b.as_signed()
+        less_unsigned = cmp_a < cmp_b
+
+        def relation(signed_, rel):
+            less = less_signed if signed_ else less_unsigned
+            return {"LT": less, "LE": less | equal, "GT": ~(less | equal), "GE": ~less}[rel]
+
+        amount = v[1][:5]
+        binary = {
+            PeOp.ADD: v[0] + v[1],
+            PeOp.SUB: v[0] - v[1],
+            PeOp.MUL: v[0] * v[1],
+            PeOp.AND: v[0] & v[1],
+            PeOp.OR: v[0] | v[1],
+            PeOp.XOR: v[0] ^ v[1],
+            PeOp.SHL: v[0] << amount,
+            PeOp.ASHR: v[0].as_signed() >> amount,
+            PeOp.LSHR: v[0] >> amount,
+            PeOp.EQ: equal,
+            PeOp.NE: ~equal,
+        }
+        for signed_ in (True, False):
+            for rel in ("LT", "LE", "GT", "GE"):
+                binary[PeOp[("S" if signed_ else "U") + rel]] = relation(signed_, rel)
+
+        with m.Switch(op):
+            for code, result in binary.items():
+                with m.Case(code):
+                    m.d.comb += [rule.eq(h[0] & h[1]), take.eq(0b011), emit.eq(0b01),
+                                 out[0].eq(result[:WIDTH])]
+            with m.Case(PeOp.ID):
+                m.d.comb += [rule.eq(h[0]), take.eq(0b001), emit.eq(0b01), out[0].eq(v[0])]
+            with m.Case(PeOp.SELECT):
+                m.d.comb += [rule.eq(h[0] & h[1] & h[2]), take.eq(0b111), emit.eq(0b01),
+                             out[0].eq(Mux(decider, v[1], v[2]))]
+            with m.Case(PeOp.STEER):
+                m.d.comb += [rule.eq(h[0] & h[1]), take.eq(0b011), emit.eq(passes), out[0].eq(v[1])]
+            with m.Case(PeOp.MERGE):
+                m.d.comb += [rule.eq(h[0] & Mux(decider, h[1], h[2])),
+                             take.eq(Mux(decider, 0b011, 0b101)), emit.eq(0b01),
+                             out[0].eq(Mux(decider, v[1], v[2]))]
+            with m.Case(PeOp.ORDER):
+                m.d.comb += [rule.eq(h[0] & h[1]), take.eq(0b011), emit.eq(0b01), out[0].eq(v[0])]
+            with m.Case(PeOp.CARRY):
+                with m.If(~loop):
+                    m.d.comb += [rule.eq(h[1]), take.eq(0b010), emit.eq(0b01), out[0].eq(v[1]),
+                                 next_loop.eq(1)]
+                with m.Elif(passes):
+                    m.d.comb += [rule.eq(h[0] & h[2]), take.eq(0b101), emit.eq(0b01), out[0].eq(v[2])]
+                with m.Else():
+                    m.d.comb += [rule.eq(h[0]), take.eq(0b001), emit.eq(0), next_loop.eq(0)]
+            with m.Case(PeOp.INVARIANT):
+                m.d.comb += out[0].eq(v[1])
+                with m.If(~loop):
+                    m.d.comb += [rule.eq(h[1]), take.eq(0), emit.eq(0b01), next_loop.eq(1)]
+                with m.Elif(passes):
+                    m.d.comb += [rule.eq(h[0] & h[1]), take.eq(0b001), emit.eq(0b01)]
+                with m.Else():
+                    m.d.comb += [rule.eq(h[0] & h[1]), take.eq(0b011), emit.eq(0), next_loop.eq(0)]
+            with m.Case(PeOp.STREAM):
+                cmp = config.cmp
+                holds = Signal()
+                with m.Switch(cmp):
+                    for name in STREAM_COMPARES:
+                        with m.Case(StreamCmp[name]):
+                            m.d.comb += holds.eq(relation(name[0] == "S", name[1:]))
+                # "Less" modes end when the relation fails, "greater" modes when it holds.
+                less_mode = Cat(*(cmp == StreamCmp[name] for name in STREAM_COMPARES if name[1] == "L")).any()
+                finished = holds ^ less_mode
+                m.d.comb += [rule.eq(loop | (h[0] & h[1] & h[2])), out[0].eq(current),
+                             out[1].eq(finished ^ config.pred)]
+                with m.If(finished):
+                    m.d.comb += [take.eq(0b111), emit.eq(0b10), next_loop.eq(0)]
+                with m.Else():
+                    m.d.comb += [take.eq(0), emit.eq(0b11), next_loop.eq(1),
+                                 next_index.eq(current + v[2])]
+            if ripple:
+                with m.Case(PeOp.ARB):
+                    # Round robin: from the slot after the last grant, the first that has a token.
+                    with m.Switch(index[:2]):
+                        for start in range(N_SLOTS):
+                            order = [(start + j) % N_SLOTS for j in range(N_SLOTS)]
+                            with m.Case(start) if start < N_SLOTS - 1 else m.Default():
+                                with m.If(h[order[0]]):
+                                    grant(m, order[0])
+                                with m.Elif(h[order[1]]):
+                                    grant(m, order[1])
+                                with m.Elif(h[order[2]]):
+                                    grant(m, order[2])
+                with m.Case(PeOp.TASK):
+                    # pred: ind (pipelined). Otherwise one credit (loop = spent); a done token on
+                    # slot 1 returns it, and that return goes before a dispatch.
+                    m.d.comb += out[0].eq(v[0])
+                    with m.If(config.pred):
+                        m.d.comb += [rule.eq(h[0]), take.eq(0b001), emit.eq(0b01)]
+                    with m.Elif(h[1]):
+                        m.d.comb += [rule.eq(1), take.eq(0b010), emit.eq(0), next_loop.eq(0)]
+                    with m.Elif(~loop):
+                        m.d.comb += [rule.eq(h[0]), take.eq(0b001), emit.eq(0b01), next_loop.eq(1)]
+            if extras:
+                with m.Case(PeOp.QUEUE):
+                    # A firing is a dequeue: the word at the ring's head, read as a LOAD's word.
+                    m.d.comb += [rule.eq((bank.count != 0) & ~bank.bus_on_bank), take.eq(0), emit.eq(0b01)]
+                with m.Case(PeOp.LDST):
+                    with m.If(second_site):
+                        m.d.comb += [rule.eq(~bank.bus_on_bank), take.eq(0b110), emit.eq(0b10), out[1].eq(1)]
+                    with m.Else():
+                        m.d.comb += [rule.eq(h[0] & ~bank.bus_on_bank), take.eq(0b001), emit.eq(0b01)]
+                with m.Case(PeOp.LOCK):
+                    with m.If(second_site):
+                        m.d.comb += [rule.eq(1), take.eq(0b110), emit.eq(0b10), out[1].eq(1)]
+                    with m.Else():
+                        m.d.comb += [rule.eq(h[0] & ~directory.held & directory.has_free), take.eq(0b001),
+                                     emit.eq(0b01), out[0].eq(v[0])]
+                # LOAD (base, offset, sync) and STORE (base, offset, value); a LOAD without a
+                # sync slot has a hold slot 2. The config bus wins the bank: neither fires while
+                # the bus uses the window.
+                with m.Case(PeOp.LOAD):
+                    m.d.comb += [rule.eq(h[0] & h[1] & h[2] & ~bank.bus_on_bank), take.eq(0b111),
+                                 emit.eq(0b11), out[1].eq(1)]
+                with m.Case(PeOp.STORE):
+                    m.d.comb += [rule.eq(h[0] & h[1] & h[2] & ~bank.bus_on_bank), take.eq(0b111),
+                                 emit.eq(0b01), out[0].eq(1)]
+
+        # A firing needs room on every port it emits on: an empty output register, one being
+        # emptied, or a port that discards. With a bank, port 0 has room for a LOAD while fewer
+        # than two words are queued for it (the one being read, the catch register, the output
+        # register), and room for anything else only when nothing is queued, so results stay in order.
+        room0 = free[0]
+        if self._mem_depth:
+            o0 = self.o[0]
+            queued0 = bank.reading + bank.caught_valid + o0.valid - (o0.valid & o0.ready)
+            room0 = Mux(bank.is_load, queued0 < 2, queued0 == 0)
+        room = Cat(config.drop[0] | room0, config.drop[1] | free[1])
+        m.d.comb += [fire.eq(enabled & rule & ((emit & ~room) == 0)), self.fire.eq(fire)]
+
+        taken = Signal(N_SLOTS)
+        m.d.comb += taken.eq(Mux(fire, take, 0))
+        for k, (head, kind, _, _) in enumerate(fronts):
+            enqueues = bank.enqueue if k == 0 and bank is not None else 0
+            m.d.comb += head.ready.eq((taken[k] & (kind == SlotKind.EDGE)) | enqueues)
+        disarm = Cat(*(taken[k] & (config.slots[k] == SlotKind.CONST) for k in range(N_SLOTS)))
+
+        for p in range(N_PORTS):
+            if p == 0 and self._mem_depth:
+                continue
+            with m.If(fire & emit[p] & ~config.drop[p]):
+                m.d.sync += [self.o[p].valid.eq(1), self.o[p].payload.eq(out[p])]
+            with m.Elif(self.o[p].ready):
+                m.d.sync += self.o[p].valid.eq(0)
+        with m.If(fire):
+            m.d.sync += [loop.eq(next_loop), index.eq(next_index), self.firings.eq(self.firings + 1)]
+        holding = Cat(*(self.o[p].valid for p in range(N_PORTS))).any()
+        if self._mem_depth:
+            self._elaborate_port0(m, bank, fire & emit[0] & ~config.drop[0], out[0])
+            holding = holding | bank.reading | bank.caught_valid
+        m.d.comb += self.holding.eq(holding)
+
+        # Configuration writes come after the firing's updates, so they win in a shared cycle.
+        rearm = Signal(N_SLOTS)
+        with m.If(cfg.write):
+            with m.Switch(cfg.addr):
+                with m.Case(REG_CONFIG):
+                    m.d.sync += [config.eq(cfg.data), loop.eq(0), index.eq(0)]
+                    if self._mem_depth:
+                        m.d.sync += fault.eq(0)
+                    if extras:
+                        m.d.sync += [bank.head.eq(0), bank.count.eq(0), bank.spill_writes.eq(0),
+                                     bank.spill_reads.eq(0), directory.valid.eq(0)]
+                for k in range(N_SLOTS):
+                    with m.Case(REG_CONST + k):
+                        m.d.sync += constant[k].eq(cfg.data)
+                        m.d.comb += rearm[k].eq(1)
+                if self._mem_depth:
+                    with m.Case(REG_ORIGIN):
+                        m.d.sync += bank.origin.eq(cfg.data)
+                    with m.Case(REG_PAGE):
+                        m.d.sync += bank.page.eq(cfg.data[0])
+                if extras:
+                    with m.Case(REG_QUEUE_DEPTH):
+                        m.d.sync += bank.queue_depth.eq(Mux(cfg.data > self._mem_depth, self._mem_depth,
+                                                            cfg.data))
+        config_write = cfg.write & (cfg.addr == REG_CONFIG)
+        m.d.sync += armed.eq(Mux(config_write, 0, (armed & ~disarm) | rearm))
+
+        first_state = ~loop
+        if extras:
+            first_state = Mux(op == PeOp.QUEUE, bank.count == 0,
+                              Mux(op == PeOp.LOCK, ~directory.valid.any(), ~loop))
+        m.d.comb += self.idle.eq(first_state)
+        registers = Signal(32)          # the register read, due in the cycle after `read`
+        with m.If(cfg.read):
+            with m.Switch(cfg.addr):
+                with m.Case(REG_CONFIG):
+                    m.d.sync += registers.eq(config.as_value())
+                for k in range(N_SLOTS):
+                    with m.Case(REG_CONST + k):
+                        m.d.sync += registers.eq(constant[k])
+                with m.Case(REG_STATUS):
+                    m.d.sync += registers.eq(Cat(first_state, armed, fault))
+                readable = {}
+                if self._mem_depth:
+                    readable = {REG_ORIGIN: bank.origin, REG_FAULT: bank.fault_address, REG_PAGE: bank.page}
+                if extras:
+                    readable.update({REG_QUEUE_DEPTH: bank.queue_depth, REG_SPILL_WRITES: bank.spill_writes,
+                                     REG_SPILL_READS: bank.spill_reads,
+                                     REG_LOCKS: sum(directory.valid[e] for e in range(LOCK_ENTRIES))})
+                for address, value in readable.items():
+                    with m.Case(address):
+                        m.d.sync += registers.eq(value)
+                with m.Default():
+                    m.d.sync += registers.eq(Const(0, 32))
+        if self._mem_depth:
+            # A word read through the window comes straight from the bank's read port.
+            window_read_done = Signal()
+            m.d.sync += window_read_done.eq(bank.bus_read)
+            m.d.comb += cfg.rdata.eq(Mux(window_read_done, bank.read_port.data, registers))
+        else:
+            m.d.comb += cfg.rdata.eq(registers)
+        return m
+
+    def _elaborate_bank(self, m, config, v, fire, fault, second_site, front0, enabled,
+                        extras) -> SimpleNamespace:
+        """The memory bank, its two ports and its registers; returns the signals the rest uses.
+
+        A LOAD or STORE firing accesses flat address ``base + offset`` (32-bit wrap), which is
+        bank word ``address - origin`` (exact: a 33-bit signed difference) if that lies in
+        0..mem_depth-1. An LDST firing gives the bank word itself (its load or store offset; the
+        flat address is ``origin + word``). Out of range, a load reads 0, a store writes nothing,
+        and the first such address is kept in the fault register.
+
+        A QUEUE keeps its tokens in the bank as a ring (``head``, ``count``): slot 0's token is
+        written at the tail whenever the ring is below its limit (``queue_depth``, or the whole
+        bank for a spill queue), which is not a firing; a firing reads the head.
+        """
+        addr_bits = ceil_log2(self._mem_depth)
+        m.submodules.bank = bank = Memory(shape=unsigned(WIDTH), depth=self._mem_depth, init=[])
+        write_port = bank.write_port()
+        read_port = bank.read_port(domain="sync")
+        cfg = self.cfg
+        origin, fault_address = Signal(WIDTH), Signal(WIDTH)
+        page = Signal()
+        op = config.op
+        is_ldst, is_queue = (op == PeOp.LDST, op == PeOp.QUEUE) if extras else (Const(0), Const(0))
+        reads = (op == PeOp.LOAD) | is_queue | (is_ldst & ~second_site)    # port 0 gets a bank word
+        stores = (op == PeOp.STORE) | (is_ldst & second_site)
+
+        address = (v[0] + v[1])[:WIDTH]
+        site_word = Mux(second_site, v[1], v[0]).as_signed()
+        word = Mux(is_ldst, site_word, address.as_signed() - origin.as_signed())
+        flat = Mux(is_ldst, (origin + site_word)[:WIDTH], address)
+        in_range = (word >= 0) & (word < self._mem_depth)
+        on_window = cfg.addr[11:] == MEM_WINDOW >> 11                   # 0x0800-0x0FFF
+        window_word = Cat(cfg.addr[:11], page)[:addr_bits]             # modulo mem_depth
+        bus_write, bus_read = cfg.write & on_window, cfg.read & on_window
+        bus_on_bank = bus_write | bus_read
+
+        # The queue's ring.
+        head, count = Signal(addr_bits, name="queue_head"), Signal(addr_bits + 1, name="queue_count")
+        queue_depth = Signal(addr_bits + 1, name="queue_depth")    # at most mem_depth (clamped on write)
+        spill_writes, spill_reads = Signal(SPILL_COUNTER_BITS), Signal(SPILL_COUNTER_BITS)
+        spill = config.pred
+        limit = Mux(spill, self._mem_depth, queue_depth)
+        enqueue = Signal()
+        m.d.comb += enqueue.eq(enabled & is_queue & front0.valid & (count < limit) & ~bus_on_bank)
+        dequeue = fire & is_queue
+        m.d.sync += count.eq(count + enqueue - dequeue)
+        with m.If(dequeue):
+            m.d.sync += head.eq(head + 1)
+        # A word spills if the hardware part (D words) is full after this cycle's dequeue; a
+        # dequeue refills the hardware part from spill while more than D are queued.
+        with m.If(enqueue & spill & ((count - dequeue) >= queue_depth)):
+            m.d.sync += spill_writes.eq(spill_writes + 1)
+        with m.If(dequeue & spill & (count > queue_depth)):
+            m.d.sync += spill_reads.eq(spill_reads + 1)
+
+        m.d.comb += [
+            write_port.en.eq(bus_write | (fire & stores & in_range) | enqueue),
+            write_port.addr.eq(Mux(bus_write, window_word, Mux(is_queue, head + count, word[:addr_bits]))),
+            write_port.data.eq(Mux(bus_write, cfg.data, Mux(is_queue, v[0], v[2]))),
+            read_port.en.eq(bus_read | (fire & reads)),
+            read_port.addr.eq(Mux(bus_read, window_word, Mux(is_queue, head, word[:addr_bits]))),
+        ]
+        with m.If(fire & (reads | stores) & ~is_queue & ~in_range & ~fault):
+            m.d.sync += [fault.eq(1), fault_address.eq(flat)]
+
+        reading = Signal()              # a word read for port 0 is on the read port's data
+        read_fault = Signal()           # ... and its address was out of range: the word is 0
+        with m.If(fire):
+            m.d.sync += read_fault.eq(~in_range & ~is_queue)
+        word_read = Mux(read_fault, 0, read_port.data)
+        return SimpleNamespace(is_load=reads, bus_read=bus_read, bus_on_bank=bus_on_bank,
+                               read_port=read_port, word=word_read, reading=reading,
+                               caught=Signal(WIDTH, name="caught"), caught_valid=Signal(name="caught_valid"),
+                               origin=origin, page=page, fault_address=fault_address,
+                               head=head, count=count, queue_depth=queue_depth, enqueue=enqueue,
+                               spill_writes=spill_writes, spill_reads=spill_reads)
+
+    def _elaborate_directory(self, m, config, v, fire, fault, second_site, fault_address) -> SimpleNamespace:
+        """LOCK's atomic directory: :data:`LOCK_ENTRIES` held addresses. An acquire (slot 0) may
+        fire when no entry holds its address and one is free; it claims the lowest free entry.
+        A release (slots 1, 2) frees the entry holding its address; if none does, it is a program
+        error: the fault bit is set with the address (the PE still fires, so nothing hangs)."""
+        valid = Signal(LOCK_ENTRIES, name="lock_valid")
+        held_address = [Signal(WIDTH, name=f"lock{e}") for e in range(LOCK_ENTRIES)]
+        held = Cat(*(valid[e] & (held_address[e] == v[0]) for e in range(LOCK_ENTRIES))).any()
+        releases = Cat(*(valid[e] & (held_address[e] == v[1]) for e in range(LOCK_ENTRIES)))
+        is_lock = config.op == PeOp.LOCK
+        with m.If(fire & is_lock & second_site):
+            m.d.sync += valid.eq(valid & ~releases)
+            with m.If((releases == 0) & ~fault):
+                m.d.sync += [fault.eq(1), fault_address.eq(v[1])]
+        with m.Elif(fire & is_lock):
+            claim = ((valid + 1) & ~valid)[:LOCK_ENTRIES]     # the lowest free entry
+            for e in range(LOCK_ENTRIES):
+                with m.If(claim[e]):
+                    m.d.sync += held_address[e].eq(v[0])
+            m.d.sync += valid.eq(valid | claim)
+        return SimpleNamespace(valid=valid, held=held, has_free=~valid.all())
+
+    def _elaborate_port0(self, m, bank, emits, result):
+        """Port 0 with a bank. A LOAD's word is on the read port's data the cycle after its firing
+        (``bank.reading``) and goes to the output register if that is free, else to the catch
+        register. A LOAD fires only while fewer than two words are queued for port 0, so a word
+        being read and a caught one never wait together, and the caught one leaves first. Other
+        results load the output register directly, which the room rule allows only when nothing
+        is queued."""
+        o0 = self.o[0]
+        with m.If(emits & ~bank.is_load):
+            m.d.sync += [o0.valid.eq(1), o0.payload.eq(result)]
+        with m.Elif(~o0.valid | o0.ready):
+            m.d.sync += [o0.valid.eq(bank.caught_valid | bank.reading),
+                         o0.payload.eq(Mux(bank.caught_valid, bank.caught, bank.word)),
+                         bank.caught_valid.eq(0)]
+        with m.Elif(bank.reading):
+            m.d.sync += [bank.caught.eq(bank.word), bank.caught_valid.eq(1)]
+        m.d.sync += bank.reading.eq(emits & bank.is_load)
