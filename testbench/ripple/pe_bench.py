@@ -13,14 +13,15 @@ the config window before its run, LOAD reads and STORE writes the reference bank
 operators of :mod:`ripple_core.ops` ask, and an address outside the bank behaves as the PE
 documents (a LOAD gives 0, a STORE writes nothing, the fault bit and address are kept).
 
-After a phase's streams are in and its outputs out, the bench waits :data:`QUIET` cycles (an
-extra token would show), reads the status register (operator back in its first state, which
-constant slots are still armed, the memory fault bit) and checks the firing count against the
-golden model; with a bank it also reads the fault address if there was a fault and reads the
-bank back through the window. Then the next phase reconfigures the same PE. A bench with
-several phases uses *drained* stimulus (every token is taken, so nothing is left in a queue for
-the next operator); a single phase may leave tokens behind, at most the one that stands at each
-slot's front.
+After a phase's streams are in and its outputs out, the bench waits for :data:`QUIET` cycles with
+neither a transfer nor a firing (an extra token would show, and a phase whose firings move no
+token, such as a STREAM with both ports dropped, is not cut short), reads the status register
+(operator back in its first state, which constant slots are still armed, the memory fault bit)
+and checks the firing count against the golden model; with a bank it also reads the fault
+address if there was a fault and reads the bank back through the window. Then the next phase
+reconfigures the same PE. A bench with several phases uses *drained* stimulus (every token is
+taken, so nothing is left in a queue for the next operator); a single phase may leave tokens
+behind, at most the one that stands at each slot's front.
 """
 
 import random
@@ -61,7 +62,7 @@ __all__ = ["Phase", "GoldenRun", "golden", "random_phase", "random_memory_phase"
            "with_front",
            "PeBench", "OPERATORS", "QUIET", "run_pe_amaranth", "make_pe_bench"]
 
-QUIET = 12      # cycles without a transfer that end a phase
+QUIET = 12      # cycles without a transfer or a firing that end a phase
 OPERATORS = [name for name in PE_OPS if not name.startswith("GEP") and name not in MEMORY_OPS + RIPPLE_OPS]
 CFG = ("cfg__addr", "cfg__data", "cfg__write", "cfg__read")
 
@@ -382,6 +383,7 @@ class PeBench:
         self.checker = self
         self.index = -1
         self.firings_before = 0
+        self.firings_seen = 0       # the firing count last sampled: a change is activity too
         self._next_phase(0)
 
     # -- StreamBench interface
@@ -514,8 +516,11 @@ class PeBench:
             sink.observe(sink.port.prefix in transfers)
             if sink.port.prefix in transfers:
                 self._output(cycle, p, transfers[sink.port.prefix])
-        moved = bool(transfers)
-        if moved:
+        # A firing is activity even when it moves no token: a STREAM whose ports are both
+        # dropped fires N + 1 times with its edge tokens already queued, and nothing transfers.
+        fired = sample["firings"] != self.firings_seen
+        self.firings_seen = sample["firings"]
+        if transfers or fired:
             self.last_move = cycle
         if self.fu:
             self._check_fu_status(cycle, sample, transfers)
