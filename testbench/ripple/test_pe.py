@@ -174,6 +174,19 @@ def test_stream_empty_ranges_and_negative_steps(depth):
 
 
 @pytest.mark.parametrize("depth", DEPTHS)
+@pytest.mark.parametrize("profile", ["no_stall", "random_stall_50"])
+def test_stream_with_both_ports_dropped_runs_to_its_end(depth, profile):
+    """Both ports dropped: every firing is silent and the edge tokens wait in their queues until
+    the final firing takes them, so nothing moves on any port for N + 1 cycles. The phase ends
+    only after the last firing: status idle, the const bound taken, the hold step still armed."""
+    run_directed(Phase("STREAM", [[0], [20], [1]], drop=(0, 1)), [[], []], depth=depth, profile=profile)
+    run_directed(Phase("STREAM", [[15], [31], [1]], cmp="SGE", drop=(0, 1)), [[], []], depth=depth,
+                 profile=profile)
+    run_directed(Phase("STREAM", [[1], [], []], kinds=("edge", "const", "hold"), consts=(0, 18, 1),
+                       drop=(0, 1)), [[], []], depth=depth, profile=profile)
+
+
+@pytest.mark.parametrize("depth", DEPTHS)
 def test_hold_never_taken_const_taken_once(depth):
     run_directed(Phase("ADD", [[1, 2, 3], [], []], kinds=("edge", "hold", "edge"), consts=(0, 100, 0)),
                  [[101, 102, 103], []], depth=depth)
