@@ -34,7 +34,8 @@ def test_failed_links_count_both_ways():
     ({"mem": {"size": 64}}, r"\[mem\]: unknown parameter\(s\) \['size'\]; mem tiles take: depth"),
     ({"alu": {"depth": 64}}, r"\[alu\]: unknown parameter\(s\) \['depth'\]; alu tiles take: none"),
     ({"mem": 64}, r"\[mem\] must be a table of mem parameters, not 64"),
-    ({"gpu": {"cores": 4}}, r"unknown field\(s\) \['gpu'\]; .* and a table per FU kind \(.*\[alu\], \[mac\], \[mem\]"),
+    ({"gpu": {"cores": 4}}, r"unknown field\(s\) \['gpu'\]; .* and a table per FU kind "
+                            r"\(.*\[alu\], \[mac\], \[mem\]"),
     ({"failed_tiles": [[5, 0]]}, r"failed tile \[5, 0\] is outside the 2x2 grid"),
     ({"failed_links": [[0, 0, "X"]]}, r"failed link \[0, 0, 'X'\] is not \[row, col, side\]"),
     ({"host_ports": [{"name": "a", "tile": [0, 0], "side": "E", "direction": "in"}]},
