@@ -5,6 +5,7 @@ parameter is named, typed, defaulted and documented in exactly one place.
 """
 
 import dataclasses
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -20,7 +21,7 @@ from .params import ParameterError
 from .skid_buffer import SkidBuffer
 from .token_queue import TokenQueue
 
-__all__ = ["Parameter", "Generator", "CATALOG", "build", "parse_parameters"]
+__all__ = ["Parameter", "Budget", "Generator", "CATALOG", "build", "parse_parameters"]
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,7 @@ class Parameter:
     help: str
     choices: tuple = ()
     minimum: int | None = None
+    maximum: int | None = None
 
     def parse(self, component: str, text: str):
         """Turn a command-line string into this parameter's value."""
@@ -51,9 +53,29 @@ class Parameter:
             if self.minimum is not None and value < self.minimum:
                 raise ParameterError(f"{component}: {self.name}={value} is not allowed; "
                                      f"{self.name} is the {self.help}")
+            if self.maximum is not None and value > self.maximum:
+                raise ParameterError(f"{component}: {self.name}={value} exceeds the limit "
+                                     f"{self.maximum}; {self.name} is the {self.help}")
         if self.choices and value not in self.choices:
             raise ParameterError(f"{component}: {self.name}={value!r} is not allowed; "
                                  f"choose one of: {', '.join(self.choices)}")
+
+
+@dataclass(frozen=True)
+class Budget:
+    """A limit on the product of some parameters: what elaboration's time and memory grow with,
+    when each parameter alone is within its own limit."""
+    names: tuple[str, ...]
+    maximum: int
+    unit: str
+    why: str
+
+    def check(self, component: str, arguments: dict):
+        total = math.prod(arguments[name] for name in self.names)
+        if total > self.maximum:
+            product = " x ".join(f"{name}={arguments[name]}" for name in self.names)
+            raise ParameterError(f"{component}: {product} = {total} {self.unit} exceeds the limit "
+                                 f"{self.maximum} {self.unit} ({self.why}); make one of them smaller")
 
 
 @dataclass(frozen=True)
@@ -62,6 +84,7 @@ class Generator:
     summary: str
     parameters: tuple[Parameter, ...]
     construct: Callable[..., Any]
+    budgets: tuple[Budget, ...] = ()
 
     def parameter(self, name: str) -> Parameter:
         for parameter in self.parameters:
@@ -71,7 +94,27 @@ class Generator:
         raise ParameterError(f"{self.name}: unknown parameter {name!r}; its parameters are: {allowed}")
 
 
-_WIDTH = Parameter("width", int, 32, "payload width in bits, >= 1", minimum=1)
+# Limits: each keeps `rivulet generate` within seconds and a few hundred MB (measured on one
+# core: a 65536 x 32-bit token_queue 6 s / 320 MB, a 1024 x 1024 xbar 10 s / 560 MB), far above
+# what a fabric uses (data_width <= 64, queue depths <= 64), and far below what killed the
+# machine (depth=100000000: 5 minutes, 23 GB). Elaboration grows with the stored bits, which is
+# why some generators also bound a product of parameters (their budgets).
+MAX_WIDTH = 1024
+MAX_DEPTH = 65536
+MAX_STORED_BITS = 1 << 21           # a token_queue's depth x width: 2 Mibit, 65536 x 32
+MAX_PORTS = 64                      # fork outputs, arbiter and join inputs
+# An arbiter's or join's n inputs of width bits are one value in Amaranth's netlist, which holds
+# at most 65535 bits (64 x 1024 fails inside Amaranth); half of that leaves room for the rest.
+MAX_PORT_BITS = 1 << 15
+MAX_TUPLE_BEATS = 65536             # beyond the 16-bit beat counts of any stream
+MAX_AXONS = MAX_NEURONS = 4096      # as a fabric's xbar_axons and xbar_neurons
+MAX_SYNAPSES = 1 << 20              # an xbar's axons x neurons weights: 1024 x 1024
+MAX_BANKS = 64
+
+_WIDTH = Parameter("width", int, 32, f"payload width in bits, 1..{MAX_WIDTH}", minimum=1,
+                   maximum=MAX_WIDTH)
+_PORT_BITS = Budget(("n", "width"), MAX_PORT_BITS, "bits",
+                    "all inputs' payloads together; Amaranth holds at most 65535 bits in a value")
 CROSSBAR_PRESETS = ("tinyodin", "loihi")
 
 
@@ -90,37 +133,49 @@ def _crossbar(axons: int, neurons: int, banks: int, preset: str, weight_width: i
 
 CATALOG: dict[str, Generator] = {generator.name: generator for generator in [
     Generator(
-        "token_queue", "FIFO token queue of any depth, registered outputs, occupancy output",
-        (_WIDTH, Parameter("depth", int, 4, "number of tokens held, >= 1", minimum=1)),
-        lambda width, depth: TokenQueue(unsigned(width), depth)),
+        "token_queue", "FIFO token queue, registered outputs, occupancy output",
+        (_WIDTH, Parameter("depth", int, 4, f"number of tokens held, 1..{MAX_DEPTH} (and depth x width "
+                           f"<= {MAX_STORED_BITS} bits)", minimum=1, maximum=MAX_DEPTH)),
+        lambda width, depth: TokenQueue(unsigned(width), depth),
+        (Budget(("depth", "width"), MAX_STORED_BITS, "bits", "the queue's storage"),)),
     Generator(
         "skid_buffer", "register slice cutting valid and ready paths, full throughput",
         (_WIDTH,),
         lambda width: SkidBuffer(unsigned(width))),
     Generator(
         "fork", "1-to-N multicast, eager or lock-step",
-        (_WIDTH, Parameter("n", int, 2, "number of outputs, >= 2", minimum=2),
+        (_WIDTH, Parameter("n", int, 2, f"number of outputs, 2..{MAX_PORTS}", minimum=2,
+                           maximum=MAX_PORTS),
          Parameter("mode", str, "eager", "fork mode: eager or lockstep", FORK_MODES)),
         lambda width, n, mode: Fork(unsigned(width), n, mode=mode)),
     Generator(
         "arbiter", "N-to-1 round-robin merge, optional multi-beat grants",
-        (_WIDTH, Parameter("n", int, 2, "number of inputs, >= 2", minimum=2),
-         Parameter("tuple_beats", int, 1, "transfers per grant, >= 1", minimum=1)),
-        lambda width, n, tuple_beats: Arbiter(unsigned(width), n, tuple_beats=tuple_beats)),
+        (_WIDTH, Parameter("n", int, 2, f"number of inputs, 2..{MAX_PORTS} (and n x width "
+                           f"<= {MAX_PORT_BITS} bits)", minimum=2, maximum=MAX_PORTS),
+         Parameter("tuple_beats", int, 1, f"transfers per grant, 1..{MAX_TUPLE_BEATS}", minimum=1,
+                   maximum=MAX_TUPLE_BEATS)),
+        lambda width, n, tuple_beats: Arbiter(unsigned(width), n, tuple_beats=tuple_beats),
+        (_PORT_BITS,)),
     Generator(
         "join", "N-to-1 join: one output token carrying all N payloads",
-        (_WIDTH, Parameter("n", int, 2, "number of inputs, >= 2", minimum=2)),
-        lambda width, n: Join(unsigned(width), n)),
+        (_WIDTH, Parameter("n", int, 2, f"number of inputs, 2..{MAX_PORTS} (and n x width "
+                           f"<= {MAX_PORT_BITS} bits)", minimum=2, maximum=MAX_PORTS)),
+        lambda width, n: Join(unsigned(width), n),
+        (_PORT_BITS,)),
     # Named by its FU kind (DESIGN.md: pe, mem, xbar, mac).
     Generator(
         "xbar", "SNN crossbar tile: axons x neurons signed weights and LIF neurons in block RAM",
-        (Parameter("axons", int, 128, "number of input axons, >= 1", minimum=1),
-         Parameter("neurons", int, 128, "number of LIF neurons, >= 1", minimum=1),
-         Parameter("banks", int, 8, "neurons updated per cycle; must divide neurons", minimum=1),
+        (Parameter("axons", int, 128, f"number of input axons, 1..{MAX_AXONS}", minimum=1,
+                   maximum=MAX_AXONS),
+         Parameter("neurons", int, 128, f"number of LIF neurons, 1..{MAX_NEURONS} (and axons x "
+                   f"neurons <= {MAX_SYNAPSES})", minimum=1, maximum=MAX_NEURONS),
+         Parameter("banks", int, 8, f"neurons updated per cycle, 1..{MAX_BANKS}; must divide neurons",
+                   minimum=1, maximum=MAX_BANKS),
          Parameter("preset", str, "tinyodin", "neuron arithmetic: tinyodin or loihi", CROSSBAR_PRESETS),
-         Parameter("weight_width", int, 4, "signed weight width in bits (4 or 8 typical), >= 2",
-                   minimum=2)),
-        _crossbar),
+         Parameter("weight_width", int, 4, "signed weight width in bits (4 or 8 typical), 2..32",
+                   minimum=2, maximum=32)),
+        _crossbar,
+        (Budget(("axons", "neurons"), MAX_SYNAPSES, "synapses", "the weight memory"),)),
 ]}
 
 
@@ -156,4 +211,6 @@ def build(name: str, **values):
     arguments = {p.name: values.get(p.name, p.default) for p in generator.parameters}
     for parameter in generator.parameters:
         parameter.check(name, arguments[parameter.name])
+    for budget in generator.budgets:
+        budget.check(name, arguments)
     return generator.construct(**arguments)
