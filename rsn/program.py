@@ -138,8 +138,10 @@ def _checked_memories(program: Program, spec: FabricSpec) -> dict[str, dict[int,
         if node is None or node.is_host:
             raise ProgramError(f"memories name {name!r}, which is not an FU node of the graph; memory "
                                f"contents belong to a mem node (or another FU's registers)")
-        checked[name] = {int(address): _memory_word(node, address, value, spec)
-                         for address, value in dict(contents).items()}
+        checked[name] = {}
+        for address, value in dict(contents).items():
+            word = _memory_word(node, address, value, spec)     # checks the address first
+            checked[name][int(address)] = word
     return checked
 
 
@@ -157,11 +159,13 @@ def _memory_word(node, address, value, spec: FabricSpec) -> int:
     bits the bank zero-extends, so only 0..2^32-1 is stored faithfully. Other kinds' addresses
     are registers, their values 32-bit words.
     """
-    where = f"memory of node {node.name!r} ({node.kind}) address {address!r}"
+    shown = int(address) if isinstance(address, Integral) else repr(address)
+    where = f"memory of node {node.name!r} ({node.kind}) address {shown}"
     depth = spec.mem_depth if node.kind == "mem" else _REGISTER_ADDRESSES
-    what = "words in the bank (mem_depth)" if node.kind == "mem" else "register addresses"
+    why = f"the bank holds mem_depth = {depth} words" if node.kind == "mem" else \
+        "registers have 16-bit addresses"
     if isinstance(address, bool) or not isinstance(address, Integral) or not 0 <= address < depth:
-        raise ProgramError(f"{where}: the address is outside 0..{depth - 1} ({depth} {what})")
+        raise ProgramError(f"{where}: an address must be an integer 0..{depth - 1} ({why})")
     bank_width = node.kind == "mem" and spec.data_width <= _CONFIG_DATA_BITS
     width = spec.data_width if bank_width else _CONFIG_DATA_BITS
     limit = "the fabric's data_width" if bank_width else "a WRITE's data"

@@ -163,9 +163,10 @@ def test_a_hung_rtl_run_names_the_short_host_input():
     (64, {0: 1 << 32}, r"address 0: 4294967296 does not fit a WRITE's data of 32 bits"),
     (64, {0: -1}, r"address 0: -1 is negative, but a WRITE carries 32 bits, which the 64-bit bank "
                   r"zero-extends; give the word as an unsigned 0\.\.4294967295"),
-    (32, {1024: 1}, r"memory of node 'bank' \(mem\) address 1024: the address is outside 0\.\.1023 "
-                    r"\(1024 words in the bank \(mem_depth\)\)"),
-    (32, {-1: 1}, r"address -1: the address is outside 0\.\.1023"),
+    (32, {1024: 1}, r"memory of node 'bank' \(mem\) address 1024: an address must be an integer "
+                    r"0\.\.1023 \(the bank holds mem_depth = 1024 words\)"),
+    (32, {-1: 1}, r"address -1: an address must be an integer 0\.\.1023"),
+    (32, {"0": 1}, r"address '0': an address must be an integer 0\.\.1023"),
 ])
 def test_memory_contents_that_do_not_fit_are_refused(data_width, contents, message):
     with pytest.raises(ProgramError, match=message):
@@ -201,6 +202,6 @@ def test_register_contents_of_other_kinds_are_32_bit_words():
                                            r"not fit a WRITE's data of 32 bits"):
         compile_program(program, line_fabric())
     program.memories["copy"] = {1 << 16: 0}
-    with pytest.raises(ProgramError, match=r"address 65536: the address is outside 0\.\.65535 \(65536 "
-                                           r"register addresses\)"):
+    with pytest.raises(ProgramError, match=r"address 65536: an address must be an integer 0\.\.65535 "
+                                           r"\(registers have 16-bit addresses\)"):
         compile_program(program, line_fabric())
