@@ -21,7 +21,7 @@ from .params import ParameterError
 from .skid_buffer import SkidBuffer
 from .token_queue import TokenQueue
 
-__all__ = ["Parameter", "Budget", "Generator", "CATALOG", "build", "parse_parameters"]
+__all__ = ["Parameter", "Budget", "Generator", "CATALOG", "build", "check_parameters", "parse_parameters"]
 
 
 @dataclass(frozen=True)
@@ -199,11 +199,11 @@ def parse_parameters(name: str, assignments: list[str]) -> dict[str, Any]:
     return values
 
 
-def build(name: str, **values):
-    """Construct component ``name`` with ``values`` over the catalog defaults.
+def check_parameters(name: str, **values) -> dict[str, Any]:
+    """``values`` over the catalog defaults of component ``name``, every one checked.
 
-    Raises :class:`ParameterError` for an unknown component or parameter and for a value out
-    of range, before any hardware is elaborated.
+    Raises :class:`ParameterError` for an unknown component or parameter, for a value out of
+    range and for a product of values beyond its budget.
     """
     generator = _generator(name)
     for key in values:
@@ -213,4 +213,10 @@ def build(name: str, **values):
         parameter.check(name, arguments[parameter.name])
     for budget in generator.budgets:
         budget.check(name, arguments)
-    return generator.construct(**arguments)
+    return arguments
+
+
+def build(name: str, **values):
+    """Construct component ``name`` with ``values`` over the catalog defaults, once
+    :func:`check_parameters` accepts them: before any hardware is elaborated."""
+    return _generator(name).construct(**check_parameters(name, **values))
