@@ -25,10 +25,12 @@ queues. SINK nodes record what reaches them and count neither as instructions no
 from collections import deque
 from dataclasses import dataclass, field
 
+from rsn.words import word_problem
+
 from .graph import Graph, GraphError
 from .ops import CONTROL_OPS, LOAD_VALUE, make_operator, wrap
 
-__all__ = ["run", "Result", "DeadlockError", "AtomicError", "RunawayError", "layout"]
+__all__ = ["run", "Result", "DeadlockError", "AtomicError", "RunawayError", "layout", "check_inputs"]
 
 
 class DeadlockError(RuntimeError):
@@ -136,15 +138,42 @@ def layout(graph: Graph, memory: dict) -> dict[str, tuple[int, int]]:
     return placed
 
 
+# The model computes on 32-bit two's complement words, as RipTide's PEs do.
+WORD_BITS = 32
+
+
+def check_inputs(graph: Graph, args: dict, memory: dict):
+    """Raise :class:`GraphError` unless ``args`` give exactly the graph's scalar arguments and
+    ``memory`` only its arrays, as lists, with every value a 32-bit word (signed or unsigned):
+    an extra argument is a misspelt or misplaced one, and a wider value would be truncated."""
+    unknown = set(memory) - set(graph.arrays)
+    if unknown:
+        raise GraphError(f"memory given for {sorted(unknown)}, which are not arrays of {graph.name}")
+    missing = [name for name in graph.scalars if name not in args]
+    if missing:
+        raise GraphError(f"{graph.name}: no value for scalar argument(s) {', '.join(missing)}")
+    extra = [name for name in args if name not in graph.scalars]
+    if extra:
+        raise GraphError(f"argument(s) {', '.join(map(repr, extra))} given, but {graph.name}'s "
+                         f"{len(graph.scalars)} scalar parameter(s) are {', '.join(graph.scalars) or 'none'}"
+                         f"{' (arrays go in mem)' if set(extra) & set(graph.arrays) else ''}")
+    for name, value in args.items():
+        problem = word_problem(value, WORD_BITS, "a dataflow word")
+        if problem:
+            raise GraphError(f"argument {name!r}: {problem}")
+    for name, contents in memory.items():
+        if not isinstance(contents, list | tuple):
+            raise GraphError(f"memory of array {name!r} is a {type(contents).__name__}, not a list of words")
+        for index, value in enumerate(contents):
+            problem = word_problem(value, WORD_BITS, "a dataflow word")
+            if problem:
+                raise GraphError(f"array {name!r} word {index}: {problem}")
+
+
 class _Machine:
     def __init__(self, graph, args, memory, depth, mem_latency, atomic_entries, trace):
         graph.validate()
-        unknown = set(memory) - set(graph.arrays)
-        if unknown:
-            raise GraphError(f"memory given for {sorted(unknown)}, which are not arrays of {graph.name}")
-        missing = [name for name in graph.scalars if name not in args]
-        if missing:
-            raise GraphError(f"{graph.name}: no value for scalar argument(s) {', '.join(missing)}")
+        check_inputs(graph, args, memory)
         self.graph, self.mem_latency, self.atomic_entries, self.tracing = graph, mem_latency, \
             atomic_entries, trace
         self.placed = layout(graph, memory)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .graph import Graph, GraphError, Input
-from .interp import run
+from .interp import check_inputs, run
 from .ops import BINARY, STREAM_COMPARES
 
 __all__ = ["RiptideFormatError", "load_graph", "parse_graph", "load_vectors", "run_case", "CaseResult"]
@@ -135,8 +135,11 @@ def load_graph(path) -> Graph:
     return parse_graph(document, str(path))
 
 
-def load_vectors(path) -> list[dict]:
-    """The cases of a ``*.vectors.json`` file, checked for the fields a run needs."""
+def load_vectors(path, graph: Graph | None = None) -> list[dict]:
+    """The cases of a ``*.vectors.json`` file, checked for the fields a run needs: at least one
+    case, and with ``graph`` each case's arguments and memory against its parameters
+    (:func:`ripple_core.interp.check_inputs`: none missing, none extra, every value a 32-bit word).
+    Without ``graph`` those are checked when each case runs."""
     path = Path(path)
     try:
         cases = json.loads(path.read_text())
@@ -152,6 +155,14 @@ def load_vectors(path) -> list[dict]:
         for name in ("args", "mem", "expect"):
             if not isinstance(case.get(name, {}), dict):
                 _fail(f"{path}: case {k}", f"field {name!r} is not an object")
+        if graph is not None:
+            try:
+                check_inputs(graph, case.get("args", {}), case.get("mem", {}))
+            except GraphError as error:
+                _fail(f"{path}: case {k}", str(error))
+    if not cases:
+        _fail(str(path), "has no cases; a vectors file lists at least one case "
+                         "({\"args\": {...}, \"mem\": {...}, \"expect\": {...}})")
     return cases
 
 

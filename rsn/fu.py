@@ -80,8 +80,9 @@ class FuKind:
     rules). ``late_inputs(uops)`` gives the inputs that are not read before the unit's first
     output, so a cycle through them is a recurrence rather than a wait. ``timing`` builds the
     cycle model's skeleton of one unit, ``timing(uop_queue, input_queues)``, for kinds whose
-    timing depends on token counts alone. ``generator`` is an optional ``hw.catalog.Generator``
-    for ``rivulet generate``.
+    timing depends on token counts alone. ``storage_words(parameters)`` is the size of the bank
+    a program's ``memories`` fill with data words from address 0 (None: those entries are 32-bit
+    registers). ``generator`` is an optional ``hw.catalog.Generator`` for ``rivulet generate``.
     """
     name: str
     n_in: int
@@ -97,6 +98,7 @@ class FuKind:
     cyclic: bool = False
     late_inputs: Callable[[list], frozenset] = lambda uops: frozenset()
     timing: Callable | None = None
+    storage_words: Callable[[Any], int] | None = None
     generator: Any = None
 
     def __post_init__(self):

@@ -368,4 +368,5 @@ def _timing(uop_queue, input_queues):
 
 
 MEM_KIND = FuKind("mem", 1, 1, MemUop, LATENCY, MemFu, MemModel, parameters=MemParameters,
-                  tokens=_tokens, count_fields=lambda uop: ("count_i", "count_j"), timing=_timing)
+                  tokens=_tokens, count_fields=lambda uop: ("count_i", "count_j"), timing=_timing,
+                  storage_words=lambda parameters: parameters.depth)

@@ -118,15 +118,23 @@ class FabricModel:
             not any(unit.switch.busy or unit.fu.busy for unit in used)
 
     def run(self, image: list[int], host_inputs: dict[str, list[int]] | None = None) -> ModelResult:
-        """Execute ``image`` with ``host_inputs`` queued on the host ports; raise on deadlock."""
+        """Execute ``image`` with ``host_inputs`` queued on the host ports; raise on deadlock.
+
+        A host port is ``data_width`` wires, so each token is taken modulo 2^data_width, as the
+        wire would (:func:`rsn.program.compile_program` refuses tokens that do not fit).
+        """
+        mask = (1 << self.spec.data_width) - 1
+        given = dict.fromkeys(self.host_in, 0)
         for name, tokens in (host_inputs or {}).items():
             channel = self.host_in.get(name)
             if channel is None:
                 known = ", ".join(self.host_in) or "none"
                 raise ValueError(f"no host input port {name!r}; input ports: {known}")
             for token in tokens:
-                channel.push(token)
-        packets = decode_image(image, self.spec.rows, self.spec.cols).packets
+                channel.push(token & mask)
+            given[name] = len(tokens)
+        decoded = decode_image(image, self.spec.rows, self.spec.cols)
+        packets = decoded.packets
         # Each unit's expander holds what is left of the last packet it took (see _dispatch).
         self._expanders = {(tile, unit): deque() for tile in self.tiles for unit in ("switch", "fu")}
         reads, position, delivered, steps = [], 0, 0, 0
@@ -148,7 +156,8 @@ class FabricModel:
             if not moved:
                 break
         if position < len(packets) or not self._done():
-            raise DeadlockError(self._stuck(packets[position] if position < len(packets) else None))
+            raise DeadlockError(self._stuck(packets[position] if position < len(packets) else None,
+                                            self._short_host_inputs(decoded, given)))
         return ModelResult(
             outputs={name: list(channel.tokens) for name, channel in self.host_out.items()},
             done=self._done(),
@@ -201,8 +210,26 @@ class FabricModel:
                 moved = True
         return moved
 
-    def _stuck(self, blocked_packet) -> str:
-        lines = ["the program deadlocked:"]
+    def _short_host_inputs(self, decoded, given: dict[str, int]) -> list[str]:
+        """A line for each host input the host gave fewer tokens than its streams declare: the
+        beats of the micro-ops of its tile's switch that read the port's side."""
+        lines = []
+        for port in self.spec.host_ports:
+            if port.direction != "in":
+                continue
+            side = DIRECTIONS.index(port.side)
+            declared = sum(uop["beats"] for uop in decoded.tile(*port.tile).switch_uops
+                           if any(uop["enable"] >> output & 1 and selected == side
+                                  for output, selected in enumerate(uop["select"])))
+            if given[port.name] < declared:
+                lines.append(f"  host input {port.name!r} is short: the host gave {given[port.name]} "
+                             f"tokens, but the streams from it declare {declared} (the switch of tile "
+                             f"{list(port.tile)} waits on side {port.side} for the other "
+                             f"{declared - given[port.name]}); give the host input {declared} tokens")
+        return lines
+
+    def _stuck(self, blocked_packet, causes=()) -> str:
+        lines = ["the program deadlocked:", *causes]
         if blocked_packet is not None:
             lines.append(f"  dispatch blocked at {blocked_packet.describe()}: a target's expander "
                          f"still holds an earlier packet, its micro-op queue being full")

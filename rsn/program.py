@@ -5,16 +5,22 @@ checks, places, routes and assembles it for a fabric. The resulting image is wha
 model and the RTL both run.
 """
 
+import dataclasses
 import importlib.util
 from dataclasses import dataclass, field
+from numbers import Integral
 from pathlib import Path
 
 from .assemble import UnitProgram, assemble
+from .checks import ProgramError
 from .fabric_spec import FabricSpec
+from .fu_kinds import fu_kind
 from .graph import StreamGraph
 from .route import Routing, place_and_route
+from .words import as_word, word_problem
 
-__all__ = ["Program", "Compiled", "compile_program", "load_program", "ProgramLoadError"]
+__all__ = ["Program", "Compiled", "compile_program", "load_program", "ProgramLoadError", "HostInput",
+           "host_inputs_declared"]
 
 
 class ProgramLoadError(ValueError):
@@ -25,8 +31,11 @@ class ProgramLoadError(ValueError):
 class Program:
     """A stream graph with its data.
 
-    ``memories``: mem node name -> {address: word}, written before the run. ``host_inputs``:
-    host port -> tokens the host sends. ``expected``: host port -> the tokens a correct fabric
+    ``memories``: FU node name -> {address: word}, written before the run (a mem node's bank
+    words, or another kind's registers). ``host_inputs``: host port -> tokens the host sends,
+    exactly as many as the port's stream declares. Every value is a word of its width (see
+    :mod:`rsn.words`: signed or unsigned, stored modulo 2^width), checked by
+    :func:`compile_program`. ``expected``: host port -> the tokens a correct fabric
     returns, computed independently of Rivulet (e.g. with numpy), or None when unknown.
     ``reads``: FU node name -> register operations after the run, in order: ``(address, value)``
     writes, ``(address, None)`` reads (e.g. an xbar's membranes through its latch);
@@ -59,16 +68,117 @@ class Compiled:
 def compile_program(program: Program, spec: FabricSpec, *, seed: int = 0, max_window: int = 8,
                     attempts: int = 3) -> Compiled:
     """Check, place, route and assemble ``program`` for the fabric ``spec`` (``attempts``: placement
-    seeds tried, see :func:`rsn.route.place_and_route`)."""
+    seeds tried, see :func:`rsn.route.place_and_route`).
+
+    The compiled program's host inputs and memories are the words stored (unsigned, modulo
+    2^width); a value that does not fit, or a host input of the wrong length, raises
+    :class:`~rsn.checks.ProgramError` before anything is placed.
+    """
+    program = dataclasses.replace(program, host_inputs=_checked_host_inputs(program, spec),
+                                  memories=_checked_memories(program, spec))
     routing = place_and_route(spec, program.graph, seed=seed, attempts=attempts)
     tiles = routing.placement.tiles
     units = [UnitProgram(tile, "switch", uops) for tile, uops in routing.switch_uops.items()]
     units += [UnitProgram(tile, spec.kind(tile), uops) for tile, uops in routing.fu_uops.items()]
-    mask = (1 << spec.data_width) - 1
-    memories = {tiles[name]: {address: value & mask for address, value in contents.items()}
-                for name, contents in program.memories.items()}
+    memories = {tiles[name]: contents for name, contents in program.memories.items()}
     image = assemble(units, memories, queue_depth=spec.uop_queue_depth, max_window=max_window)
     return Compiled(program, spec, routing, image)
+
+
+@dataclass(frozen=True)
+class HostInput:
+    """A host input port as the program uses it: its host_in node and the tokens its stream
+    declares (``stream``: the stream, or the node if it has none yet, as text for messages)."""
+    port: str
+    node: str
+    declared: int
+    stream: str
+
+
+def host_inputs_declared(graph: StreamGraph) -> dict[str, HostInput]:
+    """Host input port -> :class:`HostInput`, for every host_in node of ``graph``."""
+    declared = {}
+    for node in graph.host_nodes():
+        if node.kind == "host_in":
+            edge = graph.edge_from(node.name, 0)
+            declared[node.port] = HostInput(node.port, node.name, node.tokens, f"node {node.name!r}") \
+                if edge is None else HostInput(node.port, node.name, edge.tokens, f"stream {edge}")
+    return declared
+
+
+def _checked_host_inputs(program: Program, spec: FabricSpec) -> dict[str, list[int]]:
+    """Each host_in node's tokens: exactly as many as its stream declares (fewer leave the fabric
+    waiting for ever, more are never taken), each a ``data_width``-bit word; as stored."""
+    ports = host_inputs_declared(program.graph)
+    unused = sorted(set(program.host_inputs) - set(ports))
+    if unused:
+        raise ProgramError(f"host input {unused[0]!r} is given tokens, but no host_in node of the graph "
+                           f"uses that port (host_in ports: {', '.join(sorted(ports)) or 'none'}); add "
+                           f"a host_in node for it or drop its tokens")
+    stored = {}
+    for port, host in ports.items():
+        tokens = list(program.host_inputs.get(port, []))
+        if len(tokens) != host.declared:
+            short = "short" if len(tokens) < host.declared else "too long"
+            raise ProgramError(f"host input {port!r} (node {host.node!r}) is {short}: the host gives "
+                               f"{len(tokens)} tokens, but {host.stream} declares {host.declared}; give "
+                               f"{host.declared} tokens or declare {len(tokens)}")
+        for index, token in enumerate(tokens):
+            problem = word_problem(token, spec.data_width, "the fabric's data_width")
+            if problem:
+                raise ProgramError(f"host input {port!r} (node {host.node!r}) token {index}: {problem}")
+        stored[port] = [as_word(token, spec.data_width) for token in tokens]
+    return stored
+
+
+def _checked_memories(program: Program, spec: FabricSpec) -> dict[str, dict[int, int]]:
+    """Each node's initial words, checked against what its unit holds; as stored."""
+    checked = {}
+    for name, contents in program.memories.items():
+        node = program.graph.nodes.get(name)
+        if node is None or node.is_host:
+            raise ProgramError(f"memories name {name!r}, which is not an FU node of the graph; memory "
+                               f"contents belong to a mem node (or another FU's registers)")
+        checked[name] = {}
+        for address, value in dict(contents).items():
+            word = _memory_word(node, address, value, spec)     # checks the address first
+            checked[name][int(address)] = word
+    return checked
+
+
+# Initial words travel as control-plane WRITEs: a 16-bit register address and 32 bits of data,
+# which a mem bank zero-extends (or truncates) to data_width.
+_REGISTER_ADDRESSES = 1 << 16
+_CONFIG_DATA_BITS = 32
+
+
+def _memory_word(node, address, value, spec: FabricSpec) -> int:
+    """``value`` at ``address`` of ``node`` as stored; raise :class:`ProgramError` if it does not fit.
+
+    A kind with a bank (``FuKind.storage_words``) takes words at 0..words-1 (a larger address
+    would alias another word), each data_width bits but at most the 32 of a WRITE: above 32 bits
+    the bank zero-extends, so only 0..2^32-1 is stored faithfully. Other kinds' addresses are
+    registers, their values 32-bit words.
+    """
+    shown = int(address) if isinstance(address, Integral) else repr(address)
+    where = f"memory of node {node.name!r} ({node.kind}) address {shown}"
+    kind = fu_kind(node.kind)
+    bank = kind.storage_words(spec.parameters(kind.name)) if kind.storage_words else None
+    depth = _REGISTER_ADDRESSES if bank is None else bank
+    why = "registers have 16-bit addresses" if bank is None else \
+        f"the bank holds {bank} words, the [{kind.name}] table's size"
+    if isinstance(address, bool) or not isinstance(address, Integral) or not 0 <= address < depth:
+        raise ProgramError(f"{where}: an address must be an integer 0..{depth - 1} ({why})")
+    bank_width = bank is not None and spec.data_width <= _CONFIG_DATA_BITS
+    width = spec.data_width if bank_width else _CONFIG_DATA_BITS
+    limit = "the fabric's data_width" if bank_width else "a WRITE's data"
+    problem = word_problem(value, width, limit)
+    if problem is None and bank is not None and spec.data_width > _CONFIG_DATA_BITS and value < 0:
+        problem = (f"{value} is negative, but a WRITE carries 32 bits, which the {spec.data_width}-bit "
+                   f"bank zero-extends; give the word as an unsigned 0..{(1 << 32) - 1}")
+    if problem:
+        raise ProgramError(f"{where}: {problem}")
+    return as_word(value, width)
 
 
 def load_program(path, **options) -> Program:

@@ -9,9 +9,10 @@ from dataclasses import dataclass
 from .assemble import read_packet
 from .fu_kinds import fu_kind
 from .isa import GLOBAL_REGISTERS, REGISTERS
+from .program import host_inputs_declared
 
 __all__ = ["RtlResult", "counter_reads", "used_tiles", "parse_readback", "register_reads",
-           "split_register_reads", "model_register_reads"]
+           "split_register_reads", "model_register_reads", "short_host_inputs"]
 
 
 @dataclass
@@ -99,3 +100,16 @@ def model_register_reads(model, compiled) -> dict[str, list[int]]:
             elif hasattr(unit, "write_word"):
                 unit.write_word(address, value)
     return result
+
+
+def short_host_inputs(program, sent: dict[str, int]) -> list[str]:
+    """A line for each host input of ``program`` that the fabric took fewer tokens from (``sent``:
+    host port -> tokens transferred, as a fabric run reports them) than its stream declares.
+
+    A fabric fed too few tokens waits for the rest: its watchdog fires or the run times out, and
+    the switch it names is only where the wait shows. These lines name the cause.
+    """
+    return [f"host input {port!r} (node {host.node!r}) is short: {sent.get(port, 0)} tokens sent, "
+            f"but {host.stream} declares {host.declared}"
+            for port, host in host_inputs_declared(program.graph).items()
+            if sent.get(port, 0) < host.declared]

@@ -31,6 +31,7 @@ The lowering (docs/snn.md, "On the fabric"):
 """
 
 from dataclasses import dataclass, field
+from numbers import Integral
 
 import numpy as np
 
@@ -145,6 +146,18 @@ def _connect(network: Network, clusters: list[Cluster], spec):
             c.weights[axon, local[t]] = w
 
 
+def _check_input_spikes(network: Network, inputs: list[list[int]]):
+    """Every input spike id names a neuron of the input population: a larger id would land on
+    the axons of the tile's next source (ids are offsets from the population's first axon)."""
+    (population,) = [p for p in network.populations.values() if p.params is None]
+    for step, events in enumerate(inputs):
+        for event in events:
+            if isinstance(event, bool) or not isinstance(event, Integral) or not 0 <= event < population.size:
+                raise LoweringError(f"snn lowering: input spike id {event!r} in timestep {step} is outside "
+                                    f"the input population {population.name!r} of {population.size} "
+                                    f"neurons; use ids 0..{population.size - 1}")
+
+
 def simulate_clusters(clusters: list[Cluster], params, inputs: list[list[int]]):
     """The mapped network's golden run: per cluster, its spikes per timestep and final membranes.
 
@@ -210,6 +223,7 @@ def lower_network(network: Network, spec, inputs: list[list[int]], *, name: str 
     rates = np.zeros(network.size) if rates is None else rates
     clusters = _clusters(network, spec, cluster_size, objective, rates)
     _connect(network, clusters, spec)
+    _check_input_spikes(network, inputs)
     xbar = spec.parameters("xbar")
     params = xbar.lif_params
     spikes, membranes = simulate_clusters(clusters, params, inputs)

@@ -550,17 +550,27 @@ def _late_inputs(uops) -> frozenset:
     return frozenset(port for port in range(3) if delayed >> port & 1)
 
 
+# `rivulet generate xbar` limits, keeping elaboration within seconds (1024 x 1024 took 10 s and
+# 560 MB): axons and neurons as a fabric's [xbar] table allows, at most 2^20 synapses together.
+MAX_IDS = 4096
+MAX_SYNAPSES = 1 << 20
+MAX_BANKS = 64
+
+
 def _generator():
-    from hw.catalog import Generator, Parameter
+    from hw.catalog import Budget, Generator, Parameter
     return Generator(
         "xbar", "SNN crossbar tile: axons x neurons signed weights and LIF neurons in block RAM",
-        (Parameter("axons", int, 128, "number of input axons, >= 1", minimum=1),
-         Parameter("neurons", int, 128, "number of LIF neurons, >= 1", minimum=1),
-         Parameter("banks", int, 8, "neurons updated per cycle; must divide neurons", minimum=1),
+        (Parameter("axons", int, 128, f"number of input axons, 1..{MAX_IDS}", minimum=1, maximum=MAX_IDS),
+         Parameter("neurons", int, 128, f"number of LIF neurons, 1..{MAX_IDS} (and axons x neurons "
+                   f"<= {MAX_SYNAPSES})", minimum=1, maximum=MAX_IDS),
+         Parameter("banks", int, 8, f"neurons updated per cycle, 1..{MAX_BANKS}; must divide neurons",
+                   minimum=1, maximum=MAX_BANKS),
          Parameter("preset", str, "tinyodin", "neuron arithmetic: tinyodin or loihi", PRESETS),
-         Parameter("weight_width", int, 4, "signed weight width in bits (4 or 8 typical), >= 2",
-                   minimum=2)),
-        _crossbar)
+         Parameter("weight_width", int, 4, "signed weight width in bits (4 or 8 typical), 2..32",
+                   minimum=2, maximum=32)),
+        _crossbar,
+        (Budget(("axons", "neurons"), MAX_SYNAPSES, "synapses", "the weight memory"),))
 
 
 def _crossbar(axons: int, neurons: int, banks: int, preset: str, weight_width: int) -> Crossbar:

@@ -64,6 +64,8 @@ def test_generated_width_matches_the_parameter(tmp_path):
 
 @pytest.mark.parametrize("argv,message", [
     (["generate", "token_queue", "-p", "depth=0"], "token_queue: depth=0 is not allowed"),
+    (["generate", "token_queue", "-p", "depth=100000000"],
+     "token_queue: depth=100000000 exceeds the limit 65536"),
     (["generate", "tokenqueue"], "unknown component 'tokenqueue'"),
     (["generate", "fork", "-p", "n=1"], "fork: n=1 is not allowed"),
     (["generate", "join", "-p", "width=0"], "join: width=0 is not allowed"),

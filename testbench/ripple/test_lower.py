@@ -407,6 +407,21 @@ def test_banks_too_small_or_missing_say_which_field(tmp_path, capsys):
            "([pe] mem_depth = 0)" in capsys.readouterr().err
 
 
+@needs_suite
+def test_a_bank_word_wider_than_the_pe_is_refused():
+    """A preloaded array travels to the bank as 32-bit words; a wider value is refused, not cut."""
+    graph, case = suite_graph("nn-vadd", "stream"), copy.deepcopy(suite_cases("nn-vadd")[5])
+    case["mem"]["weight"][3] = 1 << 32
+    with pytest.raises(LoweringError, match=r"^nn_vadd: array 'weight' word 3: 4294967296 does not fit a "
+                                            r"dataflow word of 32 bits; use an integer -2147483648\.\."
+                                            r"4294967295"):
+        lower_graph(graph, case, FABRIC)
+    case["mem"]["weight"][3] = (1 << 32) - 1                # the word -1, as the boundary
+    lowered = lower_graph(graph, case, FABRIC)
+    bank = next(unit for unit, array in lowered.arrays.items() if array == "weight")
+    assert lowered.program.memories[bank][MEM_WINDOW + 3] == MASK
+
+
 # --- the fabric's golden model --------------------------------------------------------------
 
 def _programs(seed: int):

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from ripple_core.graph import GraphError
 from ripple_core.riptide import RiptideFormatError, load_graph, load_vectors, parse_graph, run_case
 from testbench.cli import main
 
@@ -106,3 +107,64 @@ def test_rivulet_run_reports_a_failing_case(tmp_path, capsys):
     captured = capsys.readouterr()
     assert "FAIL" in captured.out and "array dest differs at word 0" in captured.out
     assert "1 of 6 cases failed" in captured.err
+
+
+def _vectors(tmp_path, cases) -> Path:
+    vectors = tmp_path / "case.vectors.json"
+    vectors.write_text(json.dumps(cases))
+    return vectors
+
+
+RELU_CASE = {"args": {"size": 2}, "mem": {"src": [-3, 4], "dest": [0, 0]}, "expect": {"dest": [0, 4]}}
+
+
+@needs_suite
+@pytest.mark.parametrize("change,message", [
+    ({"args": {"size": 2, "n": 3}},
+     r"case 0: argument\(s\) 'n' given, but nn_relu's 1 scalar parameter\(s\) are size"),
+    ({"args": {"size": 2, "src": 0}},
+     r"case 0: argument\(s\) 'src' given, but nn_relu's 1 scalar parameter\(s\) are size "
+     r"\(arrays go in mem\)"),
+    ({"args": {}}, r"case 0: nn_relu: no value for scalar argument\(s\) size"),
+    ({"mem": {"src": [1, 2], "dest": [0, 0], "tmp": [0]}},
+     r"case 0: memory given for \['tmp'\], which are not arrays of nn_relu"),
+    ({"args": {"size": 1 << 32}}, r"case 0: argument 'size': 4294967296 does not fit a dataflow "
+                                  r"word of 32 bits; use an integer -2147483648\.\.4294967295"),
+    ({"args": {"size": 2.0}}, r"case 0: argument 'size': 2\.0 is a float, not an integer"),
+    ({"mem": {"src": [1, -(1 << 31) - 1], "dest": [0, 0]}},
+     r"case 0: array 'src' word 1: -2147483649 does not fit a dataflow word of 32 bits"),
+    ({"mem": {"src": [1, 0.5], "dest": [0, 0]}},
+     r"case 0: array 'src' word 1: 0\.5 is a float, not an integer"),
+    ({"mem": {"src": "12", "dest": [0, 0]}}, r"case 0: memory of array 'src' is a str, not a list"),
+])
+def test_vectors_whose_cases_do_not_fit_the_graph_are_refused(tmp_path, change, message):
+    graph = load_graph(graph_path("nn-relu", "stream"))
+    vectors = _vectors(tmp_path, [{**RELU_CASE, **change}])
+    with pytest.raises(RiptideFormatError, match=r"case\.vectors\.json: " + message):
+        load_vectors(vectors, graph)
+    case = load_vectors(vectors)[0]                 # without the graph: refused when the case runs
+    with pytest.raises(GraphError, match=message.removeprefix("case 0: ")):
+        run_case(graph, case)
+
+
+@needs_suite
+def test_a_case_at_the_word_limits_runs(tmp_path):
+    graph = load_graph(graph_path("nn-relu", "stream"))
+    case = {"args": {"size": 2}, "mem": {"src": [(1 << 32) - 1, -(1 << 31)], "dest": [0, 0]},
+            "expect": {"src": [-1, -(1 << 31)], "dest": [0, 0]}}
+    (loaded,) = load_vectors(_vectors(tmp_path, [case]), graph)
+    assert run_case(graph, loaded).passed       # 2^32 - 1 is the word -1: ReLU gives 0
+
+
+def test_a_vectors_file_without_cases_is_refused(tmp_path):
+    with pytest.raises(RiptideFormatError, match=r"case\.vectors\.json: has no cases; a vectors file lists "
+                                                 r"at least one case"):
+        load_vectors(_vectors(tmp_path, []))
+
+
+@needs_suite
+def test_rivulet_run_refuses_a_case_with_an_extra_argument(tmp_path, capsys):
+    vectors = _vectors(tmp_path, [{**RELU_CASE, "args": {"size": 2, "n": 3}}])
+    assert main(["run", str(graph_path("nn-relu", "stream")), "--vectors", str(vectors)]) == 2
+    assert "case 0: argument(s) 'n' given, but nn_relu's 1 scalar parameter(s) are size" in \
+        capsys.readouterr().err

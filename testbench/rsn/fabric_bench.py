@@ -44,6 +44,11 @@ class FabricRun:
         self.readback_words = readback_words
         self.done_cycle = None
         self.stalled_cycle = None
+        self.host_sources = {}      # host input port -> its SourceDriver (make_fabric_bench sets them)
+
+    def host_sent(self) -> dict[str, int]:
+        """Tokens the fabric took from each host input: what rsn.readout.short_host_inputs reads."""
+        return {name: source.sent for name, source in self.host_sources.items()}
 
     def on_cycle(self, cycle, sample, transfers):
         for name in self.outputs:
@@ -75,8 +80,11 @@ class FabricRun:
     def progress(self):
         outputs = ", ".join(f"{name} {len(tokens)}/{self.expected_counts[name]}"
                             for name, tokens in self.outputs.items())
+        inputs = ", ".join(f"{name} {source.sent}/{len(source.tokens)}"
+                           for name, source in self.host_sources.items())
         return (f"done={'cycle ' + str(self.done_cycle) if self.done_cycle is not None else 'no'}, "
-                f"outputs: {outputs or 'none'}, readback {len(self.readback)}/{self.readback_words}")
+                f"host inputs sent: {inputs or 'none'}, outputs: {outputs or 'none'}, "
+                f"readback {len(self.readback)}/{self.readback_words}")
 
     def finish(self):
         pass
@@ -95,6 +103,7 @@ def make_fabric_bench(ports, *, image: list[int], reads: list[int], readback_wor
                            gate_at=len(image), opened=lambda: checker.finished)]
     for name, tokens in host_inputs.items():
         sources.append(SourceDriver(by_name[name], tokens, stall.idle, random.Random(rng.getrandbits(64))))
+        checker.host_sources[name] = sources[-1]
     sinks = [SinkDriver(port, stall.backpressure, random.Random(rng.getrandbits(64)))
              for port in ports if not port.into_design]
     return StreamBench(ports, sources, sinks, checker, extra_signals=["done", "stalled"])

@@ -4,7 +4,7 @@ read the counters back.
 The runs arrive as a JSON file named by ``RIVULET_FABRIC_RUN`` (see testbench/fabric_run.py; a
 file, because many runs' images exceed what one environment variable may hold): one cocotb test
 per run, each starting from reset, in one simulation. Results (host outputs, read-back words,
-cycles) go to ``RIVULET_FABRIC_RESULT``, one JSON line per run.
+cycles, tokens taken per host input) go to ``RIVULET_FABRIC_RESULT``, one JSON line per run.
 """
 
 import json
@@ -39,5 +39,5 @@ async def fabric_run(dut, index):
     with open(os.environ["RIVULET_FABRIC_RESULT"], "a") as result:
         result.write(json.dumps({"index": index, "outputs": checker.outputs, "readback": checker.readback,
                                  "done_cycle": checker.done_cycle, "stalled_cycle": checker.stalled_cycle,
-                                 "cycles": cycles}) + "\n")
+                                 "cycles": cycles, "host_sent": checker.host_sent()}) + "\n")
     cocotb.log.info("run %d done at cycle %s", index, checker.done_cycle)

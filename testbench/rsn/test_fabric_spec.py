@@ -84,3 +84,16 @@ def test_kind_tables_give_parameters_and_defaults():
         spec.with_parameters("mac", depth=1)
     with pytest.raises(FabricError, match=r"\[pe\]: mem_depth=3 is not allowed"):    # checked, no pe tiles
         parse_fabric({**BASE, "pe": {"mem_depth": 3}})
+
+
+@pytest.mark.parametrize("change,message", [
+    ({"rows": 100_000, "tiles": ["mem"] * 100_000}, r"rows=100000 is not allowed; use an integer 1..16"),
+    ({"data_width": 1 << 20}, r"data_width=1048576 is not allowed; use an integer 8..64"),
+    ({"queue_depth": 100_000_000}, r"queue_depth=100000000 is not allowed; use an integer 1..64"),
+    ({"uop_queue_depth": 65}, r"uop_queue_depth=65 is not allowed; use an integer 1..64"),
+])
+def test_sizes_that_would_exhaust_the_machine_are_refused(change, message):
+    """Every size in a description is bounded (the grid by the control plane's 16-bit masks),
+    so no description can make elaboration run for minutes or exhaust memory."""
+    with pytest.raises(FabricError, match=message):
+        parse_fabric({**BASE, **change})

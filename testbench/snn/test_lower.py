@@ -236,6 +236,21 @@ def test_lowering_errors():
         lower_network(other, FABRIC, [[1]])
 
 
+@pytest.mark.parametrize("spike,message", [
+    (8, r"input spike id 8 in timestep 1 is outside the input population 'input' of 8 neurons; use "
+        r"ids 0\.\.7"),
+    (-1, r"input spike id -1 in timestep 1 is outside the input population 'input' of 8 neurons"),
+    (2.0, r"input spike id 2\.0 in timestep 1 is outside the input population"),
+    (True, r"input spike id True in timestep 1 is outside the input population"),
+])
+def test_input_spike_ids_beyond_the_population_are_refused(spike, message):
+    """An id beyond the input population would land on the axons of the tile's next source."""
+    net = Network.from_layers([np.ones((8, 8), dtype=int)], FABRIC.parameters("xbar").lif_params)
+    with pytest.raises(LoweringError, match=message):
+        lower_network(net, FABRIC, [[0], [1, spike]])
+    lower_network(net, FABRIC, [[0], [1, 7]])          # the last neuron is fine
+
+
 @pytest.mark.verilator
 def test_rtl_equals_golden_model():
     """One fabric build; 1, 2 and 4 tile networks and two recurrent ones (delay-1 projections),
