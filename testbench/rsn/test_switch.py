@@ -308,7 +308,9 @@ def test_race_check_detects_a_racy_program():
 # -- the checks can fail ---------------------------------------------------------------------------
 
 # A repeated multicast token needs one output to stall while another takes; heavy back-pressure
-# shows it in every random program (150 of 150 seeds), random_stall_50 in most, no_stall never.
+# shows it in nearly every random program (one base seed in a few hundred drew a program without
+# that moment), random_stall_50 in most, no_stall never. So each mutant gets up to four random
+# programs and must be caught by one of them; the directed test below catches each one always.
 MUTANT_ROWS = [(name, profile) for name in ("early_end", "greedy_issue")
                for profile in ("random_stall_50", "backpressure_90")]
 MUTANT_ROWS += [("repeating_multicast", "backpressure_90")]
@@ -317,12 +319,17 @@ MUTANT_ROWS += [("repeating_multicast", "backpressure_90")]
 @pytest.mark.parametrize("name, profile", MUTANT_ROWS)
 def test_broken_switch_is_caught(name, profile):
     params = SwitchParams(WIDTH, 3, 2)
-    (seed,) = seeds_for(f"switch-mutant:{name}:{profile}", count=1)
-    scenario = {"kind": "random", "profile": profile, "seed": seed, "uops": UOPS}
-    with pytest.raises(ScoreboardError) as caught:
-        run_switch_amaranth(params, scenario, switch_class=MUTANTS[name])
-    assert not isinstance(caught.value, NoProgressError)
-    print(f"{name}: {caught.value}")
+    seeds = seeds_for(f"switch-mutant:{name}:{profile}", count=4)
+    for seed in seeds:
+        scenario = {"kind": "random", "profile": profile, "seed": seed, "uops": UOPS}
+        try:
+            run_switch_amaranth(params, scenario, switch_class=MUTANTS[name])
+        except ScoreboardError as caught:
+            assert not isinstance(caught, NoProgressError), f"seed {seed}: {caught}"
+            print(f"{name}, seed {seed}: {caught}")
+            return
+        print(f"{name}: seed {seed} drew a program the mutant runs correctly")
+    pytest.fail(f"mutant {name} passed {len(seeds)} random programs under {profile} (seeds {seeds})")
 
 
 @pytest.mark.parametrize("name", list(MUTANTS))
