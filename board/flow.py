@@ -122,6 +122,7 @@ def build_bitstream(board: Board, spec: FabricSpec, *, fabric_name: str = "fabri
     """
     directory = Path(directory) if directory else BUILD_ROOT / board.name
     directory.mkdir(parents=True, exist_ok=True)
+    _clear_outputs(directory, board, keep_netlist=synthesised is not None)
     tools = _find_tools(board)
     seconds = {}
 
@@ -141,6 +142,20 @@ def build_bitstream(board: Board, spec: FabricSpec, *, fabric_name: str = "fabri
     check_fit(board, resources, fabric_name)
     return _place_route_pack(board, directory, tools, resources, fabric_name, seed, allow_timing_fail,
                              seconds, log, time_limit_s)
+
+
+# What each run writes: a failed run must not leave an earlier run's files beside its own, as if
+# they were its results.
+_NETLIST_OUTPUTS = ("top.v", "top.json", "yosys.log", "stat.txt")
+_LAYOUT_OUTPUTS = ("report.json", "report.txt", "nextpnr.log", "top.asc", "top.config")
+
+
+def _clear_outputs(directory: Path, board: Board, *, keep_netlist: bool):
+    """Remove the outputs of an earlier build in ``directory`` (the netlist too, unless this run
+    starts from it)."""
+    names = _LAYOUT_OUTPUTS + (f"top{board.bitstream_suffix}",) + (() if keep_netlist else _NETLIST_OUTPUTS)
+    for name in names:
+        (directory / name).unlink(missing_ok=True)
 
 
 def _place_route_pack(board, directory, tools, resources, fabric_name, seed, allow_timing_fail,

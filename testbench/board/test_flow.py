@@ -92,6 +92,19 @@ def test_a_missing_tool_says_how_to_install_it(monkeypatch):
         flow.build_bitstream(BOARDS["icebreaker"], parse_fabric(SMOKE_FABRIC), log=lambda line: None)
 
 
+def test_a_failed_build_leaves_no_earlier_bitstream_or_report(monkeypatch, tmp_path):
+    stale = ["top.bin", "report.txt", "report.json", "top.asc", "top.json", "top.v"]
+    for name in stale:
+        (tmp_path / name).write_text("from an earlier build")
+    (tmp_path / "notes.md").write_text("the user's own")
+    monkeypatch.setattr(flow.shutil, "which", lambda name, path=None: None)
+    with pytest.raises(flow.ToolMissingError):
+        flow.build_bitstream(BOARDS["icebreaker"], parse_fabric(SMOKE_FABRIC), directory=tmp_path,
+                             log=lambda line: None)
+    assert [name for name in stale if (tmp_path / name).exists()] == []
+    assert (tmp_path / "notes.md").exists()
+
+
 def test_missed_timing_fails_without_a_bitstream(tmp_path):
     """The same small fabric against a 300 MHz clock: the report is written, the bitstream not."""
     board = dataclasses.replace(BOARDS["icebreaker"], clock_hz=300_000_000)
