@@ -19,10 +19,10 @@ from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
 
+from rivulet.sim.fabric_run import run_many_on_rtl
 from rsn.cycle_model import predict_cycles
 from rsn.fabric_spec import DEFAULT_FABRIC, default_fabric
 from rsn.program import compile_program, load_program
-from testbench.fabric_run import run_many_on_rtl
 from testbench.rsn.random_programs import random_program
 
 __all__ = ["measure", "markdown", "main"]

@@ -68,7 +68,7 @@ def predicted(lowering, spec, steps: int, buffer: int = 1) -> dict:
 
 
 def measure(seed: int = 0, short: int = 4, long: int = 12, rate: float = 0.4) -> dict:
-    from testbench.fabric_run import run_many_on_rtl
+    from rivulet.sim.fabric_run import run_many_on_rtl
 
     spec = load_fabric(FABRIC)
     net = _network(spec, seed)

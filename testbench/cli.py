@@ -11,6 +11,7 @@ from pathlib import Path
 from board.boards import BOARDS, BoardError, board_named
 from hw.catalog import CATALOG, parse_parameters
 from hw.params import ParameterError
+from rivulet.sim.streams import PROFILES
 from rsn.checks import ProgramError
 from rsn.fabric_spec import DEFAULT_FABRIC, FabricError
 from rsn.graph import GraphError
@@ -21,7 +22,6 @@ from rsn.program import ProgramLoadError
 from rsn.route import RouteError
 
 from .generate import generate
-from .streams import PROFILES
 
 __all__ = ["main", "USER_ERRORS"]
 

@@ -10,14 +10,14 @@ import sys
 import time
 
 from hw.catalog import CATALOG, build
+from rivulet.sim.benches import run_verilator_bench
+from rivulet.sim.seeds import base_seed, seeds_for
+from rivulet.sim.streams import PROFILES
+from rivulet.sim.toolchain import BUILD_ROOT, REPOSITORY
 from rsn.fabric_spec import DEFAULT_FABRIC
 
-from .benches import run_verilator_bench
 from .generate import generate, generate_fabric
 from .run_command import run_program
-from .seeds import base_seed, seeds_for
-from .streams import PROFILES
-from .toolchain import BUILD_ROOT, REPOSITORY
 
 DEMO_ROOT = BUILD_ROOT / "demo"
 SIMULATED = ("token_queue", {"width": 32, "depth": 4})

@@ -153,11 +153,10 @@ def _lower_all(graph, cases, spec, seed: int, vectors):
 
 
 def _run_fabric(path: Path, graph, cases, vectors, *, sim, say, fabric, seed, profile) -> list:
+    from rivulet.sim.fabric_run import run_many_on_rtl
+    from rivulet.sim.verilator import CocotbFailure
     from rsn.model import DeadlockError as FabricDeadlock
     from rsn.model import FabricModel
-
-    from .fabric_run import run_many_on_rtl
-    from .verilator import CocotbFailure
 
     spec = load_fabric(fabric or RIPPLE_FABRIC)
     variant = _variant(path)

@@ -82,7 +82,7 @@ def run_program(path, *, fabric=None, sim: str = "model", seed: int = 1, profile
         _compare_reads("golden model vs reference", model.register_values, program.expected_reads, say)
         _report_units(compiled, model.firings, model.link_beats, say)
     if sim in ("rtl", "both"):
-        from .fabric_run import run_on_rtl
+        from rivulet.sim.fabric_run import run_on_rtl
         say(f"== RTL (Verilator), stall profile {profile}, seed {seed}"
             " (the first run builds the fabric; that takes minutes)")
         started = time.monotonic()

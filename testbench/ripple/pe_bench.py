@@ -46,8 +46,7 @@ from ripple_core.pe import (
     WINDOW_WORDS,
     pe_config_word,
 )
-from rsn.isa import PeUop
-from testbench.streams import (
+from rivulet.sim.streams import (
     PROFILES,
     NoProgressError,
     ProtocolMonitor,
@@ -56,6 +55,7 @@ from testbench.streams import (
     SinkDriver,
     SourceDriver,
 )
+from rsn.isa import PeUop
 
 __all__ = ["Phase", "GoldenRun", "golden", "random_phase", "random_memory_phase", "memory_phases", "drained",
            "with_front",
@@ -610,9 +610,9 @@ def make_pe_bench(ports, phases, profile: str, seed: int, mem_depth: int = 0) ->
 
 def run_pe_amaranth(pe, phases, *, profile: str, seed: int) -> PeBench:
     """Run ``phases`` on ``pe`` (a RipplePE, or the pe FU) in Amaranth's simulator; returns the bench."""
-    from testbench.amaranth_sim import run_in_amaranth
+    from rivulet.sim.amaranth_sim import run_in_amaranth
+    from rivulet.sim.streams import stream_ports
     from testbench.rsn.compute_bench import FlatUop
-    from testbench.streams import stream_ports
 
     mem_depth = pe.mem_depth
     if hasattr(pe, "uop"):

@@ -41,6 +41,8 @@ from ripple_core.programs import (
     tree_walk,
 )
 from ripple_core.riptide import load_graph, load_vectors
+from rivulet.sim.seeds import seeds_for
+from rivulet.sim.streams import PROFILES
 from rsn import checks, fu_pe
 from rsn.checks import ProgramError
 from rsn.fabric_spec import FabricError, load_fabric, parse_fabric
@@ -50,8 +52,6 @@ from rsn.model import FabricModel
 from rsn.place import PlaceError
 from rsn.readout import model_register_reads, register_reads, split_register_reads
 from testbench.cli import main
-from testbench.seeds import seeds_for
-from testbench.streams import PROFILES
 
 SUITE = Path(__file__).resolve().parents[3] / "shared" / "peer-suites" / "riptide"
 FABRIC = load_fabric(Path(__file__).resolve().parents[2] / "examples" / "fabrics" / "ripple.toml")
@@ -494,7 +494,7 @@ def test_rtl_runs_every_suite_case():
     """One fabric build, one simulation: every case of the ten suite graphs (the graphs without
     memory also with their result exported) and the builder programs, each under a random stall
     profile: host outputs, per-PE firings, and the memory PEs' status and STOREd arrays."""
-    from testbench.fabric_run import run_many_on_rtl
+    from rivulet.sim.fabric_run import run_many_on_rtl
 
     (seed,) = seeds_for("ripple-lower-rtl", count=1)
     rng = random.Random(seed)

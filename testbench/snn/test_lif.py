@@ -5,9 +5,9 @@ import dataclasses
 import numpy as np
 import pytest
 
+from rivulet.sim.seeds import seeds_for
 from snn import cost
 from snn.lif import LifCrossbarModel, LifParams, loihi, tinyodin
-from testbench.seeds import seeds_for
 from testbench.snn.naive_lif import run_neuron
 
 

@@ -15,13 +15,13 @@ import numpy as np
 import pytest
 
 from hw.lif_model import LifCrossbarModel
+from rivulet.sim.seeds import seeds_for
+from rivulet.sim.streams import PROFILES
 from rsn.fabric_spec import load_fabric
 from rsn.model import FabricModel
 from rsn.readout import model_register_reads, register_reads, split_register_reads
 from snn.lower import LoweringError, compile_lowered, lower_network
 from snn.network import Network
-from testbench.seeds import seeds_for
-from testbench.streams import PROFILES
 
 FABRIC = load_fabric("examples/fabrics/snn.toml")
 # (layer sizes, cluster size): the tiles each shape maps onto.
@@ -256,7 +256,7 @@ def test_rtl_equals_golden_model():
         reads.append(register_reads(compiled))
     print("snn rtl runs (tiles, seed, profile):",
           [(len(lw.clusters), s, p) for lw, s, p in zip(lowerings, seeds, profiles, strict=True)])
-    from testbench.fabric_run import run_many_on_rtl
+    from rivulet.sim.fabric_run import run_many_on_rtl
     results = run_many_on_rtl(compiled_programs, profiles=profiles, seeds=seeds, case="snn-lower-rtl",
                               extra_reads=reads)
     runs = zip(compiled_programs, lowerings, results, seeds, profiles, strict=True)
