@@ -281,7 +281,7 @@ def test_cycle_model_names_the_untimed_kind():
 @pytest.mark.parametrize("example", ["snn_small", "snn_recurrent"])
 def test_examples_run_with_rivulet_run(example, capsys):
     """The documented commands: both SNN examples on the golden model and the RTL, compared."""
-    from testbench.cli import main
+    from rivulet.cli import main
 
     argv = ["run", f"examples/{example}.py", "--fabric", "examples/fabrics/snn.toml", "--sim", "both"]
     assert main(argv) == 0

@@ -17,7 +17,7 @@ from rivulet.sim.toolchain import BUILD_ROOT, REPOSITORY
 from rsn.fabric_spec import DEFAULT_FABRIC
 
 from .generate import generate, generate_fabric
-from .run_command import run_program
+from .run import run_program
 
 DEMO_ROOT = BUILD_ROOT / "demo"
 SIMULATED = ("token_queue", {"width": 32, "depth": 4})

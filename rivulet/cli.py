@@ -1,7 +1,7 @@
-"""The ``rivulet`` command: generate Verilog for any catalog component, list what exists.
+"""The ``rivulet`` command: list and generate components, run programs, build bitstreams.
 
-It lives in ``testbench`` because that is the one package allowed to import every other: later
-subcommands (``run --sim rtl``) drive the simulation harness. See docs/layout.md.
+It sits on top of the dependency order, so it may drive every front-end and the simulation
+back-end (:mod:`rivulet.sim`); nothing but the tests and benchmarks imports it. See docs/layout.md.
 """
 
 import argparse
@@ -167,7 +167,7 @@ def _run(arguments) -> int:
 
     from rsn.model import DeadlockError
 
-    from .run_command import RunMismatch, run_program
+    from .run import RunMismatch, run_program
     if arguments.waves:
         os.environ["WAVES"] = "1"
     if arguments.profile not in PROFILES:
