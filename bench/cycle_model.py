@@ -1,7 +1,7 @@
 """The cycle model against the RTL: predicted vs measured cycle counter, per program.
 
 ``python -m bench.cycle_model`` compiles the MLP example and 50 random programs (seeds 0..49 of
-``testbench.rsn.random_programs``) for the default fabric, predicts each one's cycle count with
+``rsn.random_programs``) for the default fabric, predicts each one's cycle count with
 :func:`rsn.cycle_model.predict_cycles` (no simulation of the RTL), runs them all on the
 Verilated fabric with no host stalls (profile ``no_stall``) and compares the fabric's own cycle
 counter with the prediction. Writes ``bench/results/cycle_model.json`` (per-program figures)
@@ -23,7 +23,7 @@ from rivulet.sim.fabric_run import run_many_on_rtl
 from rsn.cycle_model import predict_cycles
 from rsn.fabric_spec import DEFAULT_FABRIC, default_fabric
 from rsn.program import compile_program, load_program
-from testbench.rsn.random_programs import random_program
+from rsn.random_programs import random_program
 
 __all__ = ["measure", "markdown", "main"]
 

@@ -34,7 +34,7 @@ from rsn.graph import StreamGraph
 from rsn.image import split_packets
 from rsn.isa import Opcode
 from rsn.program import Program, compile_program, load_program
-from testbench.rsn.random_programs import random_program
+from rsn.random_programs import random_program
 
 MLP = REPOSITORY / "examples" / "mlp.py"
 RANDOM_PROGRAMS = 12

@@ -19,8 +19,8 @@ from rsn.fabric_spec import default_fabric, parse_fabric
 from rsn.graph import StreamGraph
 from rsn.model import DeadlockError, FabricModel
 from rsn.program import Program, compile_program, load_program
+from rsn.random_programs import random_program
 from rsn.route import RouteError
-from testbench.rsn.random_programs import random_program
 
 MLP = REPOSITORY / "examples" / "mlp.py"
 RANDOM_PROGRAMS = 50
