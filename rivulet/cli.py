@@ -167,7 +167,8 @@ def _run(arguments) -> int:
 
     from rsn.model import DeadlockError
 
-    from .run import RunMismatch, run_program
+    from .errors import RunMismatch
+    from .run import run_program
     if arguments.waves:
         os.environ["WAVES"] = "1"
     if arguments.profile not in PROFILES:

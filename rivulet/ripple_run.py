@@ -24,7 +24,7 @@ from rsn.fu_pe import STATUS_FAULT, PeMemoryError
 from rsn.program import ProgramLoadError
 from rsn.readout import model_register_reads, register_reads, split_register_reads
 
-from .run import RunMismatch
+from .errors import RunMismatch
 
 __all__ = ["run_graph", "DEPTH", "MEM_LATENCY", "RIPPLE_FABRIC", "fabric_problems"]
 

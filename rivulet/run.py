@@ -7,13 +7,11 @@ from rsn.model import FabricModel
 from rsn.program import compile_program, load_program
 from rsn.readout import model_register_reads, register_reads, split_register_reads
 
-__all__ = ["run_program", "RunMismatch"]
+from .errors import RunMismatch
+
+__all__ = ["run_program"]
 
 _DIRECTION_NAMES = ("N", "E", "S", "W")
-
-
-class RunMismatch(AssertionError):
-    """Two runs, or a run and the program's reference, disagree."""
 
 
 def _compare(what: str, got: dict, expected: dict):
