@@ -81,8 +81,8 @@ def measure_rtl(cases=RTL_CASES, dmv_cases=DMV_CASES, fabric: Path = RTL_FABRIC)
     ``dmv_cases``, on the Verilated fabric, in one simulation. A run passes if ``done`` rises,
     every PE's firings equal the golden model's, and the arrays read back from the banks
     (visited and the ordered queue; y) equal the Python reference."""
+    from ripple_core.check import fabric_problems
     from ripple_core.lower import compile_lowering, lower_graph
-    from rivulet.ripple_run import fabric_problems
     from rivulet.sim.fabric_run import run_many_on_rtl
     from rsn.fabric_spec import load_fabric
     from rsn.readout import register_reads, split_register_reads

@@ -5,28 +5,26 @@ per case.
 count). ``--sim rtl`` lowers each case to an RSN program on ``pe`` tiles (``ripple_core.lower``)
 and runs all of them in one simulation of the Verilated fabric, with the stall profile's random
 host back-pressure; ``--sim both`` also runs each image on the fabric's golden model. A case
-passes on the fabric when the fabric finishes, its host outputs equal the case's ``expect``,
-every PE's firing counter equals the golden model's firings for that operator (ordered dataflow
-fires each operator equally often whatever the timing), and the words read back after the run
-(each memory PE's status, with the fault bit clear, and every STOREd array from its PE's bank)
-equal the case's ``expect``.
+passes on the fabric when the fabric finishes and Ripple's checker (:mod:`ripple_core.check`)
+finds nothing wrong.
 """
 
 from pathlib import Path
 
 from hw.params import ParameterError
+from ripple_core.check import fabric_problems, read_problems
 from ripple_core.graph import GraphError
 from ripple_core.interp import AtomicError, DeadlockError, RunawayError
 from ripple_core.lower import LoweringError, check_lowerable, compile_lowering, lower_graph
 from ripple_core.riptide import load_graph, load_vectors, run_case
 from rsn.fabric_spec import DEFAULT_FABRIC, load_fabric
-from rsn.fu_pe import STATUS_FAULT, PeMemoryError
+from rsn.fu_pe import PeMemoryError
 from rsn.program import ProgramLoadError
 from rsn.readout import model_register_reads, register_reads, split_register_reads
 
 from .errors import RunMismatch
 
-__all__ = ["run_graph", "DEPTH", "MEM_LATENCY", "RIPPLE_FABRIC", "fabric_problems"]
+__all__ = ["run_graph", "DEPTH", "MEM_LATENCY", "RIPPLE_FABRIC"]
 
 DEPTH = 2           # slot depth of the model runs: the fabric's default token-queue depth
 MEM_LATENCY = 1
@@ -93,53 +91,6 @@ def _run_model(path: Path, graph, cases, vectors, say) -> list:
     return results
 
 
-def fabric_problems(lowering, compiled, outputs: dict, firings: dict, reads: dict | None = None) -> list[str]:
-    """What a fabric run (RTL or the fabric's golden model) got wrong: host outputs against the
-    case's ``expect``, each PE's firings against the golden model's, arrays that cannot change,
-    and ``reads`` (node -> the words the program's ``reads`` returned) against the case."""
-    problems = list(lowering.array_problems)
-    problems += _read_problems(lowering, reads or {})
-    for port, tokens in (lowering.program.expected or {}).items():
-        got = outputs.get(port, [])
-        if got != tokens:
-            first = next((i for i, (a, b) in enumerate(zip(got, tokens, strict=False)) if a != b),
-                         min(len(got), len(tokens)))
-            problems.append(f"host port {port} differs at token {first}: got {got[first:first + 4]}, "
-                            f"expected {tokens[first:first + 4]} ({len(got)} vs {len(tokens)} tokens)")
-    tiles = compiled.routing.placement.tiles
-    wrong = [f"{name} on {list(tiles[name])}: {firings.get(tiles[name], 0)} (model {count})"
-             for name, count in lowering.firings.items()
-             if count and firings.get(tiles[name], 0) != count]
-    if wrong:
-        problems.append("PE firings differ from the golden model's: " + ", ".join(wrong))
-    return problems
-
-
-def _read_problems(lowering, reads: dict) -> list[str]:
-    """The status of each memory PE (fault bit) and the STOREd arrays read back from their banks."""
-    problems = []
-    for node, wanted in (lowering.program.expected_reads or {}).items():
-        got = list(reads.get(node, []))
-        if len(got) != len(wanted):
-            problems.append(f"{node}: {len(got)} words read back, expected {len(wanted)}")
-            continue
-        status, words = got[0], got[1:]
-        if status & STATUS_FAULT:
-            if node in lowering.arrays:
-                problems.append(f"{node} ({lowering.arrays[node]}): memory fault (status bit 4): a LOAD or "
-                                f"STORE address fell outside its bank")
-            else:
-                problems.append(f"{node}: fault (status bit 4): a RELEASE of an address no ACQUIRE held")
-        elif status != wanted[0]:
-            problems.append(f"{node}: status register {status:#x}, expected {wanted[0]:#x}")
-        wrong = [k for k, (a, b) in enumerate(zip(words, wanted[1:], strict=True)) if a != b]
-        if wrong:
-            k = wrong[0]
-            problems.append(f"array {lowering.arrays[node]} (bank of {node}) differs at {len(wrong)} "
-                            f"word(s), first word {k}: got {words[k]}, expected {wanted[1 + k]}")
-    return problems
-
-
 def _lower_all(graph, cases, spec, seed: int, vectors):
     lowerings, compiled = [], []
     for k, case in enumerate(cases):
@@ -199,7 +150,7 @@ def _run_fabric(path: Path, graph, cases, vectors, *, sim, say, fabric, seed, pr
         firings_equal = not any("PE firings" in p for p in problems)
         stored = sorted(lowering.arrays.get(node, node)
                         for node, words in (lowering.program.reads or {}).items() if len(words) > 1)
-        arrays_equal = not _read_problems(lowering, reads)
+        arrays_equal = not read_problems(lowering, reads)
         say(f"   {k:<5} {case.get('origin', '-'):<10} {'FAIL' if problems else 'pass':<7} "
             f"{lowering.model.cycles:>9} {result.cycles:>8} {len(image.image):>6} "
             f"{lowering.model.firings:>8} "

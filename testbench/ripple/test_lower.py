@@ -340,7 +340,7 @@ def test_the_read_back_reference_is_the_case_not_the_model():
 
 
 def test_read_back_words_and_the_fault_bit_are_checked():
-    from rivulet.ripple_run import fabric_problems
+    from ripple_core.check import fabric_problems
 
     case = scaled_sum_case([3, -4, 5], 3, 2)
     lowering = lower_graph(scaled_sum_program(), case, FABRIC)
@@ -533,7 +533,7 @@ def test_rivulet_run_sim_both_on_a_suite_graph(capsys):
 
 def test_a_fabric_run_with_other_firings_or_outputs_fails():
     """The comparison the CLI and the tests make can fail: firings and outputs are both checked."""
-    from rivulet.ripple_run import fabric_problems
+    from ripple_core.check import fabric_problems
 
     lowering = lower_graph(maxof_program(), maxof_case(3, 9), FABRIC)
     compiled = compile_lowering(lowering, FABRIC)
