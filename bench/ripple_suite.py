@@ -23,7 +23,7 @@ from pathlib import Path
 from ripple_core.check import fabric_problems
 from ripple_core.lower import compile_lowering, lower_graph
 from ripple_core.riptide import load_graph, load_vectors
-from rivulet.ripple_run import RIPPLE_FABRIC
+from rivulet.frontends.riptide import RIPPLE_FABRIC
 from rivulet.sim.fabric_run import run_many_on_rtl
 from rsn.fabric_spec import load_fabric
 from rsn.readout import register_reads, split_register_reads

@@ -17,7 +17,7 @@ from rivulet.sim.toolchain import BUILD_ROOT, REPOSITORY
 from rsn.fabric_spec import DEFAULT_FABRIC
 
 from .generate import generate, generate_fabric
-from .run import run_program
+from .run import run_file
 
 DEMO_ROOT = BUILD_ROOT / "demo"
 SIMULATED = ("token_queue", {"width": 32, "depth": 4})
@@ -63,8 +63,8 @@ def fabric_and_mlp():
     for path in generate_fabric(DEFAULT_FABRIC, DEMO_ROOT / "fabric"):
         print(f"   {path.name}")
     print("\n4. A fused int8 MLP on that fabric: golden model and Verilated RTL, compared\n")
-    run_program(REPOSITORY / "examples" / "mlp.py", sim="both", profile="random_stall_50",
-                seed=seeds_for("demo-mlp", count=1)[0] % 1000, say=lambda line: print("   " + line))
+    run_file(REPOSITORY / "examples" / "mlp.py", sim="both", profile="random_stall_50",
+             seed=seeds_for("demo-mlp", count=1)[0] % 1000, say=lambda line: print("   " + line))
 
 
 def main() -> int:

@@ -1,42 +1,43 @@
-"""``rivulet run``: compile a program, run it on the golden model and/or the RTL, compare, report."""
+"""``rivulet run``: read an input with its front-end, lower it for the fabric, run the cases on
+the golden model and/or the RTL (or a board), judge each run with the case's checker, compare.
+
+One program gets a report per tile (firings, stalls, link beats); a workload of many cases (a
+vectors file) one line per case (:mod:`rivulet.case_table`).
+"""
 
 import time
+from pathlib import Path
 
-from rsn.fabric_spec import DEFAULT_FABRIC, load_fabric
+from rsn.fabric_spec import load_fabric
 from rsn.model import FabricModel
-from rsn.program import compile_program, load_program
 from rsn.readout import model_register_reads, register_reads, split_register_reads
 
 from .errors import RunMismatch
+from .frontends import FrontendError, Options, frontend_for, parse_definitions
+from .frontends.protocol import output_problems, read_problems
 
-__all__ = ["run_program"]
-
-_DIRECTION_NAMES = ("N", "E", "S", "W")
-
-
-def _compare(what: str, got: dict, expected: dict):
-    for port, tokens in expected.items():
-        if got.get(port, []) != tokens:
-            produced = got.get(port, [])
-            first = next((k for k, (a, b) in enumerate(zip(produced, tokens, strict=False)) if a != b),
-                         min(len(produced), len(tokens)))
-            raise RunMismatch(f"{what}: host port {port} differs at token {first}: "
-                              f"got {produced[first:first + 4]}..., expected {tokens[first:first + 4]}... "
-                              f"({len(produced)} vs {len(tokens)} tokens)")
+__all__ = ["run_file", "run_program"]
 
 
-def _compare_reads(what: str, got: dict, expected: dict | None, say):
-    """The program's register reads after the run (e.g. xbar membranes), node by node."""
-    if not expected:
-        return
-    for node, values in expected.items():
-        if got.get(node) != values:
-            produced = got.get(node, [])
-            first = next((k for k, (a, b) in enumerate(zip(produced, values, strict=False)) if a != b),
-                         min(len(produced), len(values)))
-            raise RunMismatch(f"{what}: register reads of {node} differ at read {first}: got "
-                              f"{produced[first:first + 4]}..., expected {values[first:first + 4]}...")
-    say(f"   register reads equal ({sum(map(len, expected.values()))} values: {', '.join(expected)})")
+def run_file(path, *, fabric=None, sim: str = "model", seed: int = 1, profile: str = "random_stall_50",
+             say=print, port: str | None = None, baud: int = 115_200, vectors=None,
+             definitions=()) -> dict:
+    """Run the input file ``path`` on the fabric described by ``fabric`` (default: the front-end's)
+    with ``-D`` ``definitions`` (``NAME=VALUE`` strings); raise :class:`RunMismatch` if a run's
+    results differ from the expected ones or from each other."""
+    path = Path(path)
+    workload = frontend_for(path).load(path, Options(parse_definitions(definitions), vectors))
+    if sim not in workload.sims:
+        raise FrontendError(f"--sim {sim}: {path.name} runs with --sim " + ", --sim ".join(workload.sims))
+    if sim == "model" and workload.model is not None:
+        return {"model": workload.model(say)}
+    spec = load_fabric(fabric or workload.default_fabric)
+    cases = workload.lower(spec)
+    if workload.one_line_per_case:
+        from .case_table import run_table
+        return run_table(workload, cases, spec, sim=sim, seed=seed, profile=profile, say=say)
+    (case,) = cases
+    return run_program(case, spec, sim=sim, seed=seed, profile=profile, say=say, port=port, baud=baud)
 
 
 def _report_units(compiled, firings, link_beats, say, stalls=None):
@@ -52,17 +53,25 @@ def _report_units(compiled, firings, link_beats, say, stalls=None):
             f"{firings.get(tile, 0):>8} {stall:>7}   {beats}")
 
 
-def run_program(path, *, fabric=None, sim: str = "model", seed: int = 1, profile: str = "random_stall_50",
-                say=print, port: str | None = None, baud: int = 115_200, vectors=None) -> dict:
-    """Run the program in ``path``; raise :class:`RunMismatch` if any comparison fails."""
-    if str(path).endswith(".json"):         # a dataflow graph: the Ripple model or pe tiles
-        from .ripple_run import run_graph
-        results = run_graph(path, vectors, sim=sim, say=say, fabric=fabric, seed=seed, profile=profile)
-        return {"model" if sim == "model" else "rtl": results}
-    spec = load_fabric(fabric or DEFAULT_FABRIC)
-    program = load_program(path)
+def _judge(what: str, case, compiled, result, reads: dict | None, say):
+    """The case's checker on one run: raise on any problem, else say what was compared."""
+    problems = case.problems + case.check(compiled, result.outputs, result.firings, reads)
+    if problems:
+        raise RunMismatch(f"{what} vs reference: " + "; ".join(problems))
+    program = case.program
+    if program.expected is not None:
+        say("   outputs equal the program's reference")
+    if reads is not None and program.expected_reads:
+        say(f"   register reads equal ({sum(map(len, program.expected_reads.values()))} values: "
+            f"{', '.join(program.expected_reads)})")
+
+
+def run_program(case, spec, *, sim: str = "model", seed: int = 1, profile: str = "random_stall_50",
+                say=print, port: str | None = None, baud: int = 115_200) -> dict:
+    """Compile ``case`` for ``spec``, run it where ``sim`` says, judge and compare the runs."""
+    program = case.program
     started = time.monotonic()
-    compiled = compile_program(program, spec, seed=seed)
+    compiled = case.compile(program, spec, seed)
     say(f"{program.name}: {program.description}")
     say(f"   compiled for a {spec.rows}x{spec.cols} fabric in {time.monotonic() - started:.1f} s: "
         f"{len(compiled.image)} image words, {len(compiled.routing.routes)} streams, "
@@ -70,17 +79,17 @@ def run_program(path, *, fabric=None, sim: str = "model", seed: int = 1, profile
     results = {}
     if sim in ("model", "both"):
         fabric_model = FabricModel(spec)
-        model = fabric_model.run(compiled.image, program.host_inputs)
+        try:
+            model = fabric_model.run(compiled.image, program.host_inputs)
+        except case.model_errors as error:
+            raise RunMismatch(f"golden model: {error}") from None
         results["model"] = model
         say(f"== golden model: done={model.done}")
-        if program.expected is not None:
-            _compare("golden model vs reference", model.outputs, program.expected)
-            say("   outputs equal the program's reference")
         model.register_values = model_register_reads(fabric_model, compiled)
-        _compare_reads("golden model vs reference", model.register_values, program.expected_reads, say)
+        _judge("golden model", case, compiled, model, model.register_values, say)
         _report_units(compiled, model.firings, model.link_beats, say)
     if sim in ("rtl", "both"):
-        from rivulet.sim.fabric_run import run_on_rtl
+        from .sim.fabric_run import run_on_rtl
         say(f"== RTL (Verilator), stall profile {profile}, seed {seed}"
             " (the first run builds the fabric; that takes minutes)")
         started = time.monotonic()
@@ -88,30 +97,31 @@ def run_program(path, *, fabric=None, sim: str = "model", seed: int = 1, profile
         rtl = run_on_rtl(compiled, profile=profile, seed=seed, extra_reads=extra)
         results["rtl"] = rtl
         say(f"   done after {rtl.cycles} fabric cycles ({time.monotonic() - started:.1f} s wall)")
-        if program.expected is not None:
-            _compare("RTL vs reference", rtl.outputs, program.expected)
-            say("   outputs equal the program's reference")
         rtl.register_values = split_register_reads(compiled, getattr(rtl, "extra", []))
-        _compare_reads("RTL vs reference", rtl.register_values, program.expected_reads, say)
+        _judge("RTL", case, compiled, rtl, rtl.register_values, say)
         _report_units(compiled, rtl.firings, rtl.link_beats, say, rtl.stalls)
     if sim == "board":
-        results["rtl"] = _run_on_board(compiled, port, baud, say)
-        if program.expected is not None:
-            _compare("board vs reference", results["rtl"].outputs, program.expected)
-            say("   outputs equal the program's reference")
-        _report_units(compiled, results["rtl"].firings, results["rtl"].link_beats, say, results["rtl"].stalls)
+        board = results["rtl"] = _run_on_board(compiled, port, baud, say)
+        _judge("board", case, compiled, board, None, say)     # a board reads no registers back
+        _report_units(compiled, board.firings, board.link_beats, say, board.stalls)
     if "model" in results and "rtl" in results:
-        model, rtl = results["model"], results["rtl"]
-        _compare("RTL vs golden model", rtl.outputs, model.outputs)
-        _compare_reads("RTL vs golden model", rtl.register_values, model.register_values, lambda _: None)
-        for tile in rtl.firings:
-            if rtl.firings[tile] != model.firings[tile] or rtl.link_beats[tile] != model.link_beats[tile]:
-                raise RunMismatch(f"tile {list(tile)}: RTL counters (firings {rtl.firings[tile]}, links "
-                                  f"{rtl.link_beats[tile]}) differ from the golden model's "
-                                  f"({model.firings[tile]}, {model.link_beats[tile]})")
-        reads = ", register reads" if program.expected_reads else ""
-        say(f"== RTL and golden model agree: outputs, firings, link beats{reads}")
+        _compare_runs(results["model"], results["rtl"], bool(program.expected_reads), say)
     return results
+
+
+def _compare_runs(model, rtl, with_reads: bool, say):
+    """The RTL against the golden model: outputs, register reads, and every tile's counters."""
+    problems = (output_problems(rtl.outputs, model.outputs)
+                + read_problems(rtl.register_values, model.register_values))
+    if problems:
+        raise RunMismatch("RTL vs golden model: " + "; ".join(problems))
+    for tile in rtl.firings:
+        if rtl.firings[tile] != model.firings[tile] or rtl.link_beats[tile] != model.link_beats[tile]:
+            raise RunMismatch(f"tile {list(tile)}: RTL counters (firings {rtl.firings[tile]}, links "
+                              f"{rtl.link_beats[tile]}) differ from the golden model's "
+                              f"({model.firings[tile]}, {model.link_beats[tile]})")
+    reads = ", register reads" if with_reads else ""
+    say(f"== RTL and golden model agree: outputs, firings, link beats{reads}")
 
 
 def _run_on_board(compiled, port: str, baud: int, say):

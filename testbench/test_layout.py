@@ -41,8 +41,9 @@ def _imports(path: Path) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             base = package[:len(package) - node.level + 1] if node.level else []
             module = ".".join(base + ([node.module] if node.module else []))
-            names.add(module)
-            if node.level:      # `from . import fpga` imports the module bench.fpga
+            if node.module:
+                names.add(module)
+            else:               # `from . import fpga` imports the module bench.fpga
                 names |= {f"{module}.{alias.name}" for alias in node.names}
     return names
 
