@@ -12,6 +12,7 @@ from rsn.fabric_spec import load_fabric
 from rsn.model import FabricModel
 from rsn.readout import model_register_reads, register_reads, split_register_reads
 
+from .case_table import run_table
 from .errors import RunMismatch
 from .frontends import FrontendError, Options, frontend_for, parse_definitions
 from .frontends.protocol import output_problems, read_problems
@@ -34,7 +35,6 @@ def run_file(path, *, fabric=None, sim: str = "model", seed: int = 1, profile: s
     spec = load_fabric(fabric or workload.default_fabric)
     cases = workload.lower(spec)
     if workload.one_line_per_case:
-        from .case_table import run_table
         return run_table(workload, cases, spec, sim=sim, seed=seed, profile=profile, say=say)
     (case,) = cases
     return run_program(case, spec, sim=sim, seed=seed, profile=profile, say=say, port=port, baud=baud)
