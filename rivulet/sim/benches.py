@@ -1,4 +1,4 @@
-"""Run a stream component's bench in either tier, from plain pytest functions."""
+"""Run a stream component's bench in either tier, from plain functions (the tests' and the demo's)."""
 
 import json
 from dataclasses import astuple
