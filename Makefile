@@ -31,7 +31,7 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/python -m testbench.demo
+	$(BIN)/python -m rivulet.demo
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -14,9 +14,7 @@
 
 from __future__ import annotations
 
-import json
 import time
-from datetime import UTC, datetime
 
 from amaranth.back import verilog
 
@@ -26,11 +24,12 @@ from rsn.fabric_spec import parse_fabric
 from rsn.fu_kinds import kind_names
 from rsn.tile import Tile
 
-from .run import PACKAGES, QUICK_RESULTS, REPO, RESULTS, git, relative_path, tool_metadata
+from . import fpga
+from .common import BUILD_ROOT, QUICK_RESULTS, RESULTS, git_stamp, now, relative_path, write_results
 
 __all__ = ["run_suite", "markdown", "default_mix"]
 
-BUILD = REPO / "build" / "bench" / "boards"
+BUILD = BUILD_ROOT / "boards"
 # Grids in growing tile count; each board starts where smaller grids are known to fit.
 GRIDS = ((1, 1), (1, 2), (1, 3), (2, 2), (2, 3), (3, 3), (3, 4), (4, 4), (4, 5), (5, 5), (5, 6), (6, 6))
 SEARCH = {  # board -> (widths to try, first grid)
@@ -131,19 +130,16 @@ def run_suite(args) -> dict:
     quick = getattr(args, "quick", False)
     search = QUICK_SEARCH if quick else SEARCH
     boards = [name.strip() for name in (getattr(args, "boards", None) or ",".join(search)).split(",")]
-    meta = {"date": datetime.now(UTC).isoformat(timespec="seconds"),
-            "git": git("rev-parse", "--short", "HEAD"),
-            "dirty": bool(git("status", "--porcelain", "--untracked-files=no")),
-            **tool_metadata(PACKAGES), "quick": quick}
+    stamp = git_stamp()
+    meta = {"date": now(), "git": stamp["git_revision"], "dirty": stamp["git_tracked_changes"],
+            **fpga.tool_metadata(), "quick": quick}
     results = {"meta": meta, "tiles": [] if quick else tile_costs(),
                "boards": [entry for name in boards for entry in largest_fabric(name, *search[name])]}
     meta["wall_time_s"] = round(time.perf_counter() - started, 1)
     out_dir = QUICK_RESULTS if quick else RESULTS
-    out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "boards.json").write_text(json.dumps(results, indent=2) + "\n")
-    (out_dir / "boards.md").write_text(markdown(results))
+    figures, _ = write_results(out_dir, "boards", results, markdown(results))
     print(markdown(results))
-    print(f"wrote {relative_path(out_dir / 'boards.json')} and boards.md in {meta['wall_time_s']:.0f} s")
+    print(f"wrote {relative_path(figures)} and boards.md in {meta['wall_time_s']:.0f} s")
     return results
 
 

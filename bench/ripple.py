@@ -14,7 +14,6 @@ examples/fabrics/ripple_bfs.toml (graphs of up to 240 vertices, whose column arr
 
 from __future__ import annotations
 
-import json
 import random
 import time
 from pathlib import Path
@@ -22,12 +21,11 @@ from pathlib import Path
 from ripple_core.interp import run
 from ripple_core.programs import bfs_case, dmv, dmv_case, ordered_bfs, random_csr, reachable, ripple_bfs
 
-from .run import git
+from .common import REPO, RESULTS, git_stamp, write_results
 
 __all__ = ["measure", "measure_rtl", "main"]
 
-RESULTS = Path(__file__).resolve().parent / "results"
-RTL_FABRIC = Path(__file__).resolve().parents[1] / "examples" / "fabrics" / "ripple_bfs.toml"
+RTL_FABRIC = REPO / "examples" / "fabrics" / "ripple_bfs.toml"
 RTL_CASES = ((64, 4), (128, 4), (112, 8), (240, 4))
 DMV_CASES = ((8, 8), (16, 16), (32, 32))       # (rows, columns)
 CASES = ((256, 4), (256, 8), (512, 6), (1024, 4), (1024, 8))
@@ -83,11 +81,11 @@ def measure_rtl(cases=RTL_CASES, dmv_cases=DMV_CASES, fabric: Path = RTL_FABRIC)
     ``dmv_cases``, on the Verilated fabric, in one simulation. A run passes if ``done`` rises,
     every PE's firings equal the golden model's, and the arrays read back from the banks
     (visited and the ordered queue; y) equal the Python reference."""
+    from ripple_core.check import fabric_problems
     from ripple_core.lower import compile_lowering, lower_graph
+    from rivulet.sim.fabric_run import run_many_on_rtl
     from rsn.fabric_spec import load_fabric
     from rsn.readout import register_reads, split_register_reads
-    from testbench.fabric_run import run_many_on_rtl
-    from testbench.ripple_run import fabric_problems
 
     spec = load_fabric(fabric)
     runs = []
@@ -134,7 +132,7 @@ def measure_rtl(cases=RTL_CASES, dmv_cases=DMV_CASES, fabric: Path = RTL_FABRIC)
         row["compute_speedup"] = round(o["compute_cycles"] / r["compute_cycles"], 2)
     settings = {"fabric": fabric.name, "rows": spec.rows, "cols": spec.cols, "queue_depth": spec.queue_depth,
                 "pe_mem_depth": spec.parameters("pe").mem_depth, "spill_depth": SPILL_DEPTH, "seed": SEED,
-                "git_revision": git("rev-parse", "--short", "HEAD"), "simulation_seconds": round(wall, 1)}
+                **git_stamp(), "simulation_seconds": round(wall, 1)}
     return {"settings": settings, "runs": list(rows.values())}
 
 
@@ -234,16 +232,14 @@ def main(argv=None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if "--rtl" in args:
         report = measure_rtl()
-        RESULTS.mkdir(exist_ok=True)
-        (RESULTS / "ripple_rtl.json").write_text(json.dumps(report, indent=1) + "\n")
-        (RESULTS / "ripple_rtl.md").write_text(markdown_rtl(report))
+        figures, table = write_results(RESULTS, "ripple_rtl", report, markdown_rtl(report), indent=1)
         for row in report["runs"]:
             o, r = row["ordered"], row["ripple"]
             what = f"{row['vertices']} vertices, d={row['degree']}" if row["kernel"] == "bfs" else \
                 f"dmv {row['rows']}x{row['columns']}"
             print(f"{what}: ordered {o['rtl_cycles']} RTL cycles, "
                   f"Ripple {r['rtl_cycles']} ({row['speedup']}x; compute {row['compute_speedup']}x)")
-        print(f"wrote {RESULTS / 'ripple_rtl.json'} and {RESULTS / 'ripple_rtl.md'}")
+        print(f"wrote {figures} and {table}")
         return 0 if all(row[p]["passed"] for row in report["runs"] for p in ("ordered", "ripple")) else 1
     rows = []
     for k, (vertices, degree) in enumerate(CASES):
@@ -252,11 +248,10 @@ def main(argv=None) -> int:
         print(f"{vertices} vertices, d={degree}: ordered {figures['ordered']['cycles']} cycles, Ripple "
               f"{figures['ripple']['cycles']} cycles ({figures['speedup']}x), "
               f"IPC {figures['ordered']['ipc']} -> {figures['ripple']['ipc']}", flush=True)
-    RESULTS.mkdir(exist_ok=True)
     settings = {"depth": DEPTH, "mem_latency": MEM_LATENCY, "spill_depth": SPILL_DEPTH, "seed": SEED}
-    (RESULTS / "ripple.json").write_text(json.dumps({"settings": settings, "runs": rows}, indent=1) + "\n")
-    (RESULTS / "ripple.md").write_text(markdown(rows))
-    print(f"wrote {RESULTS / 'ripple.json'} and {RESULTS / 'ripple.md'}")
+    figures, table = write_results(RESULTS, "ripple", {"settings": settings, "runs": rows}, markdown(rows),
+                                   indent=1)
+    print(f"wrote {figures} and {table}")
     return 0
 
 

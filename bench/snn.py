@@ -17,7 +17,6 @@ word), output spikes under contention and the links.
 """
 
 import argparse
-import json
 import platform
 import time
 from pathlib import Path
@@ -30,7 +29,9 @@ from snn.lower import compile_lowered, lower_network
 from snn.network import Network
 from snn.sdf import SdfGraph, throughput_mcm
 
-FABRIC = Path(__file__).resolve().parents[1] / "examples" / "fabrics" / "snn.toml"
+from .common import REPO, RESULTS, git_stamp, now, write_results
+
+FABRIC = REPO / "examples" / "fabrics" / "snn.toml"
 SIZES = (8, 16, 16)
 
 
@@ -69,7 +70,7 @@ def predicted(lowering, spec, steps: int, buffer: int = 1) -> dict:
 
 
 def measure(seed: int = 0, short: int = 4, long: int = 12, rate: float = 0.4) -> dict:
-    from testbench.fabric_run import run_many_on_rtl
+    from rivulet.sim.fabric_run import run_many_on_rtl
 
     spec = load_fabric(FABRIC)
     net = _network(spec, seed)
@@ -135,13 +136,11 @@ def markdown(results: dict) -> str:
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results")
+    parser.add_argument("--out", type=Path, default=RESULTS)
     arguments = parser.parse_args(argv)
-    results = {"meta": {"python": platform.python_version(), "date": time.strftime("%Y-%m-%d")},
+    results = {"meta": {"python": platform.python_version(), "date": now(), **git_stamp()},
                "run": measure(arguments.seed)}
-    arguments.out.mkdir(parents=True, exist_ok=True)
-    (arguments.out / "snn.json").write_text(json.dumps(results, indent=2, default=str) + "\n")
-    (arguments.out / "snn.md").write_text(markdown(results))
+    write_results(arguments.out, "snn", results, markdown(results), default=str)
     print(markdown(results))
     return results
 

@@ -5,7 +5,9 @@ streams W1's rows past it; the alu applies ReLU and requantizes to int8 (shift, 
 second mac loads that hidden vector and streams W2's rows past it; the outputs go to the host.
 The hidden activations never return to memory. The reference is plain numpy.
 
-Run it: ``rivulet run examples/mlp.py`` (golden model) or with ``--sim rtl``.
+Run it: ``rivulet run examples/mlp.py`` (golden model) or with ``--sim rtl``; ``-D batch=4``
+sets a parameter of ``program()``. A path program is placed on the fabric as it is, so
+``program()`` takes no ``fabric`` (it may, to size itself from it).
 """
 
 import numpy as np

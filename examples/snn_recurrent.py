@@ -5,16 +5,16 @@ inhibitory) and the readout's (delay 1 as well), so the cluster graph has cycles
 micro-op reads those inputs a timestep late (docs/snn.md, "Recurrence on the fabric"). The
 reference is the mapped network simulated with ``snn.lif_model.LifCrossbarModel``.
 
-Run it: ``rivulet run examples/snn_recurrent.py --fabric examples/fabrics/snn.toml --sim both``.
+Run it: ``rivulet run examples/snn_recurrent.py --fabric examples/fabrics/snn.toml --sim both``
+(``FABRIC`` below is the default, so ``--fabric`` may be left out).
 """
 
 import numpy as np
 
-from rsn.fabric_spec import load_fabric
-from snn.lower import lower_network
+from rivulet.frontends.snn import SnnProgram
 from snn.network import Network
 
-FABRIC = __file__.rsplit("/", 1)[0] + "/fabrics/snn.toml"
+FABRIC = "fabrics/snn.toml"     # relative to this file: the fabric when --fabric names none
 
 
 def network(spec, seed=0) -> Network:
@@ -40,9 +40,8 @@ def spike_trains(size: int, steps: int, rate: float, seed: int) -> list[list[int
     return [[int(n) for n in rng.permutation(size)[:rng.binomial(size, rate)]] for _ in range(steps)]
 
 
-def program(steps=8, rate=0.5, seed=2, fabric=FABRIC):
-    spec = load_fabric(fabric)
-    net = network(spec, seed=seed)
-    lowered = lower_network(net, spec, spike_trains(4, steps, rate, seed), name="snn_recurrent",
-                            cluster_size=8)
-    return lowered.program
+def program(fabric, steps=8, rate=0.5, seed=2) -> SnnProgram:
+    """The network with the LIF parameters of ``fabric``'s xbar tiles, and ``steps`` timesteps of
+    input spikes (each input neuron spiking with probability ``rate``)."""
+    net = network(fabric, seed=seed)
+    return SnnProgram(net, spike_trains(4, steps, rate, seed), name="snn_recurrent", cluster_size=8)

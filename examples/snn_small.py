@@ -3,18 +3,20 @@
 The network is ``snn.network.Network``; ``snn.lower`` clusters each layer into crossbar tiles
 (8 neurons each here, so the output layer's tile takes both hidden tiles' spikes on its 16
 axons), routes the spikes as multicast streams and puts the weights in the image. The reference
-is the mapped network simulated with ``snn.lif_model.LifCrossbarModel``.
+is the mapped network simulated with ``snn.lif_model.LifCrossbarModel``, with the neuron arithmetic
+of the fabric it runs on.
 
-Run it: ``rivulet run examples/snn_small.py --fabric examples/fabrics/snn.toml --sim both``.
+Run it: ``rivulet run examples/snn_small.py --fabric examples/fabrics/snn.toml --sim both``
+(``FABRIC`` below is the default, so ``--fabric`` may be left out); ``-D steps=16 -D rate=0.3``
+sets the parameters of ``program()``.
 """
 
 import numpy as np
 
-from rsn.fabric_spec import load_fabric
-from snn.lower import lower_network
+from rivulet.frontends.snn import SnnProgram
 from snn.network import Network
 
-FABRIC = __file__.rsplit("/", 1)[0] + "/fabrics/snn.toml"
+FABRIC = "fabrics/snn.toml"     # relative to this file: the fabric when --fabric names none
 
 
 def network(spec, sizes=(8, 16, 8), seed=0) -> Network:
@@ -30,9 +32,9 @@ def spike_trains(size: int, steps: int, rate: float, seed: int) -> list[list[int
     return [[int(n) for n in rng.permutation(size)[:rng.binomial(size, rate)]] for _ in range(steps)]
 
 
-def program(steps=8, rate=0.4, seed=0, fabric=FABRIC, cluster_size=8):
-    spec = load_fabric(fabric)
-    net = network(spec, seed=seed)
-    lowered = lower_network(net, spec, spike_trains(net.populations["input"].size, steps, rate, seed),
-                            name="snn_small", cluster_size=cluster_size)
-    return lowered.program
+def program(fabric, steps=8, rate=0.4, seed=0, cluster_size=8) -> SnnProgram:
+    """The network with the LIF parameters of ``fabric``'s xbar tiles, and ``steps`` timesteps of
+    input spikes (each input neuron spiking with probability ``rate``)."""
+    net = network(fabric, seed=seed)
+    return SnnProgram(net, spike_trains(net.populations["input"].size, steps, rate, seed),
+                      name="snn_small", cluster_size=cluster_size)

@@ -1,6 +1,6 @@
 """Session-wide test settings: the base seed, printed in the header so any run can be replayed."""
 
-from testbench.seeds import base_seed
+from rivulet.sim.seeds import base_seed
 
 
 def pytest_report_header(config):

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from testbench.cli import main
+from rivulet.cli import main
 
 
 def test_help_names_every_command(capsys):

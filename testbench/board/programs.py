@@ -5,7 +5,7 @@ import random
 from rsn.fabric_spec import parse_fabric
 from rsn.graph import StreamGraph
 from rsn.program import Program, compile_program
-from testbench.rsn.random_programs import random_program
+from rsn.random_programs import random_program
 
 __all__ = ["BOARD_FABRIC", "board_spec", "board_program", "SIM_CLOCK_HZ", "SIM_BAUD"]
 

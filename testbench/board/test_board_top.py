@@ -8,10 +8,10 @@ import random
 import pytest
 
 from board.top import BoardTop
+from rivulet.sim.seeds import seeds_for
+from rivulet.sim.verilator import build_design, run_cocotb, run_directory
 from rsn.model import FabricModel
 from testbench.board.programs import SIM_BAUD, SIM_CLOCK_HZ, board_program, board_spec
-from testbench.seeds import seeds_for
-from testbench.verilator import build_design, run_cocotb, run_directory
 
 SHAPES = ["two_lanes", "write_then_read", "pass_through"]
 

@@ -10,8 +10,8 @@ import pytest
 from amaranth.sim import Simulator
 
 from board.bridge import HostBridge
+from rivulet.sim.seeds import seeds_for
 from rsn.fabric_spec import parse_fabric
-from testbench.seeds import seeds_for
 
 from .uart_model import frame_bits
 

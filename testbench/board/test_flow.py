@@ -13,9 +13,9 @@ import pytest
 
 from board import flow
 from board.boards import BOARDS, BoardError, board_named
+from rivulet.cli import main
+from rivulet.sim.toolchain import BUILD_ROOT
 from rsn.fabric_spec import parse_fabric
-from testbench.cli import main
-from testbench.toolchain import BUILD_ROOT
 
 SMOKE_FABRIC = {
     "rows": 1, "cols": 1, "tiles": ["alu"], "data_width": 8, "mem": {"depth": 16}, "mac": {"depth": 4},

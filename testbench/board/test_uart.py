@@ -9,7 +9,7 @@ from amaranth.sim import Simulator
 
 from hw.params import ParameterError
 from hw.uart import UartRx, UartTx
-from testbench.seeds import seeds_for
+from rivulet.sim.seeds import seeds_for
 
 from .uart_model import decode_line, frame_bits
 

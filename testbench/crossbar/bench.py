@@ -8,7 +8,7 @@ membrane group back, and the next timestep waits for those words (``readback="ev
 with ``readback="end"`` timesteps follow each other freely, so a step's events arrive while the
 previous step's spikes are still leaving, and only the last step's membranes are read.
 
-Every stream has a stall profile driver and a protocol monitor (:mod:`testbench.streams`), the
+Every stream has a stall profile driver and a protocol monitor (:mod:`rivulet.sim.streams`), the
 expected values come from the model alone, and :class:`StreamBench` runs the scenario unchanged
 in Amaranth's simulator and under cocotb.
 """
@@ -18,10 +18,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rivulet.sim.streams import PROFILES, ScoreboardError, SinkDriver, SourceDriver, StreamBench
 from snn.crossbar import ConfigOp, EventKind, config_layout, event_layout
 from snn.lif_model import LifCrossbarModel
 from snn.lif_params import LifParams
-from testbench.streams import PROFILES, ScoreboardError, SinkDriver, SourceDriver, StreamBench
 
 __all__ = ["Size", "Scenario", "random_scenario", "CrossbarChecker", "GatedSource",
            "make_crossbar_bench", "max_cycles_for", "lif_params"]

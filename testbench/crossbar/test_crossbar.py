@@ -18,13 +18,13 @@ import pytest
 
 import snn.crossbar
 from hw import ParameterError
+from rivulet.sim.amaranth_sim import run_in_amaranth
+from rivulet.sim.seeds import base_seed, seeds_for
+from rivulet.sim.streams import PROFILES, ScoreboardError, stream_ports
+from rivulet.sim.verilator import build_design, run_cocotb, run_directory
 from snn import cost
 from snn.crossbar import Crossbar
 from snn.lif_params import LifParams, loihi, tinyodin
-from testbench.amaranth_sim import run_in_amaranth
-from testbench.seeds import base_seed, seeds_for
-from testbench.streams import PROFILES, ScoreboardError, stream_ports
-from testbench.verilator import build_design, run_cocotb, run_directory
 
 from .bench import (
     Size,

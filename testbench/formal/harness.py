@@ -34,7 +34,7 @@ from amaranth.hdl import (
     Value,
 )
 
-from testbench.toolchain import tool_environment
+from rivulet.sim.toolchain import tool_environment
 
 __all__ = [
     "BUILD_ROOT", "FormalBench", "ProofFailed", "ProofResult", "StallHistory", "TokenTracker",

@@ -2,10 +2,10 @@
 
 import pytest
 
-from testbench.benches import run_amaranth_bench, run_verilator_bench
+from rivulet.sim.benches import run_amaranth_bench, run_verilator_bench
+from rivulet.sim.seeds import seeds_for
+from rivulet.sim.streams import NoProgressError
 from testbench.mutants import MUTANTS
-from testbench.seeds import seeds_for
-from testbench.streams import NoProgressError
 
 PROFILES = ["backpressure_90", "random_stall_50"]
 

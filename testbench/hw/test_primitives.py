@@ -3,9 +3,9 @@
 import pytest
 
 from hw import catalog
-from testbench.benches import run_amaranth_bench, run_verilator_bench
-from testbench.seeds import seeds_for
-from testbench.streams import PROFILES
+from rivulet.sim.benches import run_amaranth_bench, run_verilator_bench
+from rivulet.sim.seeds import seeds_for
+from rivulet.sim.streams import PROFILES
 
 from .scenarios import primitive_rows, row_id
 

@@ -48,7 +48,7 @@ from ripple_core.pe import (
     PeUop,
     pe_config_word,
 )
-from testbench.streams import (
+from rivulet.sim.streams import (
     PROFILES,
     NoProgressError,
     ProtocolMonitor,
@@ -615,9 +615,9 @@ def make_pe_bench(ports, phases, profile: str, seed: int, mem_depth: int = 0) ->
 
 def run_pe_amaranth(pe, phases, *, profile: str, seed: int) -> PeBench:
     """Run ``phases`` on ``pe`` (a RipplePE, or the pe FU) in Amaranth's simulator; returns the bench."""
-    from testbench.amaranth_sim import run_in_amaranth
+    from rivulet.sim.amaranth_sim import run_in_amaranth
+    from rivulet.sim.streams import stream_ports
     from testbench.rsn.compute_bench import FlatUop
-    from testbench.streams import stream_ports
 
     mem_depth = pe.mem_depth
     if hasattr(pe, "uop"):

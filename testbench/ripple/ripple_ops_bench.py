@@ -13,7 +13,7 @@ the rule's ``finish()``.
 
 import random
 
-from testbench.streams import PROFILES, SinkDriver, SourceDriver, StreamBench, stream_ports
+from rivulet.sim.streams import PROFILES, SinkDriver, SourceDriver, StreamBench, stream_ports
 
 __all__ = ["OpBench", "run_op_bench"]
 
@@ -80,7 +80,7 @@ class OpBench(StreamBench):
 def run_op_bench(pe, writes, streams, rule, *, profile: str, seed: int, max_cycles: int = 20_000) -> OpBench:
     """Run one configuration of ``pe`` (a RipplePE) in Amaranth's simulator; the rule's
     ``finish()`` makes the final checks."""
-    from testbench.amaranth_sim import run_in_amaranth
+    from rivulet.sim.amaranth_sim import run_in_amaranth
 
     ports, _ = stream_ports(pe)
     bench = OpBench(ports, writes, streams, rule, profile, random.Random(seed))

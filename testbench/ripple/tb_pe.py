@@ -12,9 +12,9 @@ import cocotb
 from cocotb import Param
 from cocotb.clock import Clock
 
-from testbench.cocotb_bench import run_bench
+from rivulet.sim.cocotb_loop import run_bench
+from rivulet.sim.streams import StreamPort
 from testbench.ripple.pe_bench import Phase, make_pe_bench
-from testbench.streams import StreamPort
 
 CONFIG = json.loads(os.environ.get("RIVULET_PE", "{}"))
 

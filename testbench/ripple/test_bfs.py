@@ -5,7 +5,7 @@ import pytest
 
 from ripple_core.interp import DeadlockError, run
 from ripple_core.programs import ordered_bfs, random_csr, reachable, ripple_bfs
-from testbench.seeds import seeds_for
+from rivulet.sim.seeds import seeds_for
 
 
 def test_both_bfs_programs_mark_exactly_the_reachable_vertices():

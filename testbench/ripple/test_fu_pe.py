@@ -24,6 +24,8 @@ from ripple_core.pe import (
     decode_config,
     pe_config_word,
 )
+from rivulet.sim.seeds import seeds_for
+from rivulet.sim.streams import PROFILES
 from rsn.channels import Channel
 from rsn.fu import fu_signature
 from rsn.fu_kinds import fu_kind
@@ -38,8 +40,6 @@ from testbench.ripple.pe_bench import (
     run_pe_amaranth,
     with_front,
 )
-from testbench.seeds import seeds_for
-from testbench.streams import PROFILES
 
 
 def configure(model: PeModel, phase: Phase):
@@ -220,9 +220,9 @@ def test_verilator():
     import json
     from dataclasses import astuple
 
-    from testbench.seeds import base_seed
-    from testbench.streams import stream_ports
-    from testbench.verilator import build_design, run_cocotb
+    from rivulet.sim.seeds import base_seed
+    from rivulet.sim.streams import stream_ports
+    from rivulet.sim.verilator import build_design, run_cocotb
 
     seeds = seeds_for("pe-fu-verilator")
     print(f"pe FU verilator seeds={seeds}")

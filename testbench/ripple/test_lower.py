@@ -42,6 +42,9 @@ from ripple_core.programs import (
     tree_walk,
 )
 from ripple_core.riptide import load_graph, load_vectors
+from rivulet.cli import main
+from rivulet.sim.seeds import seeds_for
+from rivulet.sim.streams import PROFILES
 from rsn import checks
 from rsn.checks import ProgramError
 from rsn.fabric_spec import FabricError, load_fabric, parse_fabric
@@ -49,9 +52,6 @@ from rsn.graph import StreamGraph
 from rsn.model import FabricModel
 from rsn.place import PlaceError
 from rsn.readout import model_register_reads, register_reads, split_register_reads
-from testbench.cli import main
-from testbench.seeds import seeds_for
-from testbench.streams import PROFILES
 
 SUITE = Path(__file__).resolve().parents[3] / "shared" / "peer-suites" / "riptide"
 FABRIC = load_fabric(Path(__file__).resolve().parents[2] / "examples" / "fabrics" / "ripple.toml")
@@ -340,7 +340,7 @@ def test_the_read_back_reference_is_the_case_not_the_model():
 
 
 def test_read_back_words_and_the_fault_bit_are_checked():
-    from testbench.ripple_run import fabric_problems
+    from ripple_core.check import fabric_problems
 
     case = scaled_sum_case([3, -4, 5], 3, 2)
     lowering = lower_graph(scaled_sum_program(), case, FABRIC)
@@ -509,7 +509,7 @@ def test_rtl_runs_every_suite_case():
     """One fabric build, one simulation: every case of the ten suite graphs (the graphs without
     memory also with their result exported) and the builder programs, each under a random stall
     profile: host outputs, per-PE firings, and the memory PEs' status and STOREd arrays."""
-    from testbench.fabric_run import run_many_on_rtl
+    from rivulet.sim.fabric_run import run_many_on_rtl
 
     (seed,) = seeds_for("ripple-lower-rtl", count=1)
     rng = random.Random(seed)
@@ -548,7 +548,7 @@ def test_rivulet_run_sim_both_on_a_suite_graph(capsys):
 
 def test_a_fabric_run_with_other_firings_or_outputs_fails():
     """The comparison the CLI and the tests make can fail: firings and outputs are both checked."""
-    from testbench.ripple_run import fabric_problems
+    from ripple_core.check import fabric_problems
 
     lowering = lower_graph(maxof_program(), maxof_case(3, 9), FABRIC)
     compiled = compile_lowering(lowering, FABRIC)

@@ -8,7 +8,7 @@ import pytest
 from ripple_core.builder import Builder
 from ripple_core.graph import Graph, GraphError, Input, edge
 from ripple_core.interp import AtomicError, DeadlockError, run
-from testbench.seeds import seeds_for
+from rivulet.sim.seeds import seeds_for
 
 DEPTHS = (1, 2, 4, None)
 

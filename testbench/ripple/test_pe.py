@@ -22,8 +22,8 @@ from ripple_core.pe import (
     StreamCmp,
     pe_config_word,
 )
-from testbench.seeds import seeds_for
-from testbench.streams import PROFILES, ScoreboardError
+from rivulet.sim.seeds import seeds_for
+from rivulet.sim.streams import PROFILES, ScoreboardError
 
 from .pe_bench import (
     OPERATORS,
@@ -396,9 +396,9 @@ def test_verilator():
     import json
     from dataclasses import astuple
 
-    from testbench.seeds import base_seed
-    from testbench.streams import stream_ports
-    from testbench.verilator import build_design, run_cocotb
+    from rivulet.sim.seeds import base_seed
+    from rivulet.sim.streams import stream_ports
+    from rivulet.sim.verilator import build_design, run_cocotb
 
     depth, mem_depth, seeds = 2, MEM_DEPTH, seeds_for("pe-verilator")
     print(f"pe verilator depth={depth} mem_depth={mem_depth} seeds={seeds}")

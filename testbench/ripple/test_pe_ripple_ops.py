@@ -29,7 +29,7 @@ from ripple_core.pe import (
     RipplePE,
     pe_config_word,
 )
-from testbench.seeds import seeds_for
+from rivulet.sim.seeds import seeds_for
 
 from .ripple_ops_bench import run_op_bench
 

@@ -9,7 +9,7 @@ import pytest
 
 from ripple_core.graph import GraphError
 from ripple_core.riptide import RiptideFormatError, load_graph, load_vectors, parse_graph, run_case
-from testbench.cli import main
+from rivulet.cli import main
 
 SUITE = Path(__file__).resolve().parents[3] / "shared" / "peer-suites" / "riptide"
 KERNELS = ("simple", "simple-mem", "nn-vadd", "nn-relu", "dmv")

@@ -19,13 +19,9 @@ from amaranth.hdl import Module, unsigned
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In
 
-from rsn.channels import Channel
-from rsn.fu_alu import ALU_KIND
-from rsn.fu_mac import MAC_KIND
-from rsn.isa import MacMode, Precision, decode, encode
-from testbench.amaranth_sim import run_in_amaranth
-from testbench.seeds import base_seed
-from testbench.streams import (
+from rivulet.sim.amaranth_sim import run_in_amaranth
+from rivulet.sim.seeds import base_seed
+from rivulet.sim.streams import (
     PROFILES,
     ScoreboardError,
     SinkDriver,
@@ -34,8 +30,12 @@ from testbench.streams import (
     port_paths,
     stream_ports,
 )
-from testbench.verilator import build_design, run_cocotb, run_directory
-from testbench.wrappers import member_value
+from rivulet.sim.verilator import build_design, run_cocotb, run_directory
+from rivulet.sim.wrappers import member_value
+from rsn.channels import Channel
+from rsn.fu_alu import ALU_KIND
+from rsn.fu_mac import MAC_KIND
+from rsn.isa import MacMode, Precision, decode, encode
 
 __all__ = ["KINDS", "SCENARIOS", "Step", "Planned", "program_for", "golden_outputs", "FuChecker",
            "ComputeBench", "make_compute_bench", "FlatUop", "run_compute_amaranth", "run_compute_verilator"]

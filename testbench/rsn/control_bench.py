@@ -14,10 +14,10 @@ from amaranth.hdl import Array, Module, Mux, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from rivulet.sim.streams import PROFILES, ScoreboardError, SinkDriver, SourceDriver, StreamBench, stream_ports
 from rsn.control import Dispenser, Expander, TileControl, connect_control_chain
 from rsn.image import decode_image, split_packets
 from rsn.isa import GLOBAL_REGISTERS, Opcode, packet
-from testbench.streams import PROFILES, ScoreboardError, SinkDriver, SourceDriver, StreamBench, stream_ports
 
 __all__ = ["ControlTop", "DroppingExpander", "DroppingTile", "random_image", "make_control_bench",
            "register_index", "register_init", "max_cycles_for", "GRID"]

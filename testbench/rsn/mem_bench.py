@@ -1,7 +1,7 @@
 """Benches for the ``mem`` FU: random affine programs, a cycle-exact scoreboard, config phases.
 
 A scenario runs in three phases on one simulation: the config bus preloads every word of the
-bank; a :class:`~testbench.streams.StreamBench` feeds micro-ops and WRITE words and takes READ
+bank; a :class:`~rivulet.sim.streams.StreamBench` feeds micro-ops and WRITE words and takes READ
 words under a stall profile; the config bus reads the bank back, then ``clear`` is pulsed.
 :class:`MemBench` sequences the phases behind StreamBench's own interface, so
 ``run_in_amaranth`` and cocotb's ``run_bench`` run it unchanged, with the same checks.
@@ -12,10 +12,7 @@ import random
 from collections import deque
 from dataclasses import dataclass, field
 
-from rsn.channels import Channel
-from rsn.fu_mem import CFG_DATA_BITS, STORAGE_WORDS, AffineAddresses, MemFu, MemModel
-from rsn.isa import REGISTERS, MemUop, decode, encode
-from testbench.streams import (
+from rivulet.sim.streams import (
     PROFILES,
     NoProgressError,
     ScoreboardError,
@@ -23,6 +20,9 @@ from testbench.streams import (
     SourceDriver,
     StreamBench,
 )
+from rsn.channels import Channel
+from rsn.fu_mem import CFG_DATA_BITS, STORAGE_WORDS, AffineAddresses, MemFu, MemModel
+from rsn.isa import REGISTERS, MemUop, decode, encode
 
 __all__ = ["CFG_PORTS", "CfgStep", "MemChecker", "MemBench", "random_program", "golden_run",
            "make_mem_bench", "max_cycles_for", "OffsetBlindMemFu",

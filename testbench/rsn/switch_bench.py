@@ -24,13 +24,9 @@ from amaranth.hdl import Const, Shape, Value, unsigned
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In
 
-from rsn.channels import Channel
-from rsn.isa import LINK_BEATS_BITS, SWITCH_OUTPUTS, SwitchUop, encode
-from rsn.switch import Switch
-from rsn.switch_model import SwitchModel
-from testbench.amaranth_sim import run_in_amaranth
-from testbench.seeds import base_seed
-from testbench.streams import (
+from rivulet.sim.amaranth_sim import run_in_amaranth
+from rivulet.sim.seeds import base_seed
+from rivulet.sim.streams import (
     PROFILES,
     ScoreboardError,
     SinkDriver,
@@ -39,8 +35,12 @@ from testbench.streams import (
     port_paths,
     stream_ports,
 )
-from testbench.verilator import build_design, run_cocotb, run_directory
-from testbench.wrappers import member_value
+from rivulet.sim.verilator import build_design, run_cocotb, run_directory
+from rivulet.sim.wrappers import member_value
+from rsn.channels import Channel
+from rsn.isa import LINK_BEATS_BITS, SWITCH_OUTPUTS, SwitchUop, encode
+from rsn.switch import Switch
+from rsn.switch_model import SwitchModel
 
 __all__ = ["SwitchParams", "Program", "random_program", "latency_program", "directed_program",
            "DIRECTED", "segment_view", "model_outputs", "SwitchChecker", "LatencyChecker",
@@ -537,7 +537,7 @@ def make_switch_bench(params: SwitchParams, ports, extra, scenario: dict) -> tup
 class FlatUopSwitch(wiring.Component):
     """A switch whose ``uop.payload`` is plain bits, with the same port names.
 
-    ``testbench/amaranth_sim.py`` sets payloads with integers, which Amaranth refuses for a
+    ``rivulet/sim/amaranth_sim.py`` sets payloads with integers, which Amaranth refuses for a
     struct-layout view such as ``SwitchUop``; the Verilog ports are plain bit vectors anyway.
     """
 

@@ -14,9 +14,9 @@ import cocotb
 from cocotb import Param
 from cocotb.clock import Clock
 
-from testbench.cocotb_bench import run_bench
+from rivulet.sim.cocotb_loop import run_bench
+from rivulet.sim.streams import StreamPort
 from testbench.rsn.compute_bench import make_compute_bench
-from testbench.streams import StreamPort
 
 CONFIG = json.loads(os.environ.get("RIVULET_COMPUTE", "{}"))
 

@@ -12,7 +12,7 @@ import cocotb
 from cocotb import Param
 from cocotb.clock import Clock
 
-from testbench.cocotb_bench import run_bench
+from rivulet.sim.cocotb_loop import run_bench
 from testbench.rsn.control_bench import ControlTop, make_control_bench
 
 CONFIG = json.loads(os.environ.get("RIVULET_CONTROL_BENCH", "{}"))

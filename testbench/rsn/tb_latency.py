@@ -1,6 +1,6 @@
 """cocotb bench of a whole fabric that also records *when* things happened.
 
-The same runs as ``testbench.rsn.tb_fabric`` (image in, host streams, counters read back after
+The same runs as ``rivulet.sim.tb_fabric`` (image in, host streams, counters read back after
 ``done``), from the same JSON (``RIVULET_LATENCY_RUN``), but each result line also carries the
 bench cycle of every transfer on ``ctrl`` and on each host output port, so that a test can
 measure latencies (e.g. from a micro-op's dispatch to the first output token) against the cycle
@@ -13,9 +13,9 @@ import os
 import cocotb
 from cocotb.clock import Clock
 
-from testbench.cocotb_bench import run_bench
-from testbench.rsn.fabric_bench import make_fabric_bench
-from testbench.streams import StreamPort
+from rivulet.sim.cocotb_loop import run_bench
+from rivulet.sim.fabric_bench import make_fabric_bench
+from rivulet.sim.streams import StreamPort
 
 CONFIG = json.loads(os.environ.get("RIVULET_LATENCY_RUN", '{"runs": []}'))
 

@@ -13,9 +13,9 @@ import cocotb
 from cocotb import Param
 from cocotb.clock import Clock
 
-from testbench.cocotb_bench import run_bench
+from rivulet.sim.cocotb_loop import run_bench
+from rivulet.sim.streams import StreamPort
 from testbench.rsn.mem_bench import make_mem_bench
-from testbench.streams import StreamPort
 
 CONFIG = json.loads(os.environ.get("RIVULET_MEM_BENCH", "{}"))
 

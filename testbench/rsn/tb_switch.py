@@ -12,9 +12,9 @@ import cocotb
 from cocotb import Param
 from cocotb.clock import Clock
 
-from testbench.cocotb_bench import run_bench
+from rivulet.sim.cocotb_loop import run_bench
+from rivulet.sim.streams import StreamPort
 from testbench.rsn.switch_bench import SwitchParams, make_switch_bench, scenario_name
-from testbench.streams import StreamPort
 
 CONFIG = json.loads(os.environ.get("RIVULET_SWITCH_BENCH", "{}"))
 

@@ -9,12 +9,12 @@ import json
 
 import pytest
 
+from rivulet.sim.amaranth_sim import run_in_amaranth
+from rivulet.sim.seeds import base_seed, seeds_for
+from rivulet.sim.streams import PROFILES, NoProgressError, ScoreboardError
+from rivulet.sim.verilator import build_design, run_cocotb, run_directory
 from rsn.image import ImageError, check_packet, decode_image, split_packets
 from rsn.isa import GLOBAL_REGISTERS, Header, Opcode, encode, packet
-from testbench.amaranth_sim import run_in_amaranth
-from testbench.seeds import base_seed, seeds_for
-from testbench.streams import PROFILES, NoProgressError, ScoreboardError
-from testbench.verilator import build_design, run_cocotb, run_directory
 
 from .control_bench import GRID, ControlTop, DroppingTile, make_control_bench
 

@@ -13,6 +13,11 @@ from dataclasses import astuple, dataclass
 
 import pytest
 
+from rivulet.sim.fabric_run import _fabric_key, _hardware, _result, _run_config
+from rivulet.sim.seeds import seeds_for
+from rivulet.sim.streams import stream_ports
+from rivulet.sim.toolchain import REPOSITORY
+from rivulet.sim.verilator import build_design, run_cocotb, run_directory
 from rsn.cycle_model import (
     CycleModelError,
     dispatch_latency,
@@ -29,12 +34,7 @@ from rsn.graph import StreamGraph
 from rsn.image import split_packets
 from rsn.isa import Opcode
 from rsn.program import Program, compile_program, load_program
-from testbench.fabric_run import _fabric_key, _hardware, _result, _run_config
-from testbench.rsn.random_programs import random_program
-from testbench.seeds import seeds_for
-from testbench.streams import stream_ports
-from testbench.toolchain import REPOSITORY
-from testbench.verilator import build_design, run_cocotb, run_directory
+from rsn.random_programs import random_program
 
 MLP = REPOSITORY / "examples" / "mlp.py"
 RANDOM_PROGRAMS = 12

@@ -9,18 +9,18 @@ import random
 
 import pytest
 
+from rivulet.sim.fabric_run import run_many_on_rtl
+from rivulet.sim.seeds import seeds_for
+from rivulet.sim.streams import PROFILES
+from rivulet.sim.toolchain import REPOSITORY
 from rsn.assemble import UnitProgram, assemble
 from rsn.checks import ProgramError
 from rsn.fabric_spec import default_fabric, parse_fabric
 from rsn.graph import StreamGraph
 from rsn.model import DeadlockError, FabricModel
 from rsn.program import Program, compile_program, load_program
+from rsn.random_programs import random_program
 from rsn.route import RouteError
-from testbench.fabric_run import run_many_on_rtl
-from testbench.rsn.random_programs import random_program
-from testbench.seeds import seeds_for
-from testbench.streams import PROFILES
-from testbench.toolchain import REPOSITORY
 
 MLP = REPOSITORY / "examples" / "mlp.py"
 RANDOM_PROGRAMS = 50

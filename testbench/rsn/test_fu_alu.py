@@ -3,12 +3,12 @@
 
 import pytest
 
+from rivulet.sim.seeds import seeds_for
+from rivulet.sim.streams import PROFILES, ScoreboardError
 from rsn.channels import Channel
 from rsn.fu import fu_signature
 from rsn.fu_alu import ALU_KIND, LATENCY, AluFu, AluModel, alu_result
 from rsn.isa import AluUop, IsaError, decode, encode
-from testbench.seeds import seeds_for
-from testbench.streams import PROFILES, ScoreboardError
 
 from .compute_bench import run_compute_amaranth, run_compute_verilator
 

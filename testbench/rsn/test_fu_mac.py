@@ -5,13 +5,13 @@ import pytest
 from amaranth.hdl import Module
 from amaranth.lib import wiring
 
+from rivulet.sim.seeds import seeds_for
+from rivulet.sim.streams import PROFILES, ScoreboardError, port_paths
+from rivulet.sim.wrappers import member_value
 from rsn.channels import Channel
 from rsn.fu import fu_signature
 from rsn.fu_mac import LATENCY, MAC_KIND, MacFu, MacModel
 from rsn.isa import IsaError, MacMode, MacUop, Precision, decode, encode
-from testbench.seeds import seeds_for
-from testbench.streams import PROFILES, ScoreboardError, port_paths
-from testbench.wrappers import member_value
 
 from .compute_bench import run_compute_amaranth, run_compute_verilator
 

@@ -15,6 +15,11 @@ from amaranth.hdl import Value
 from amaranth.sim import Simulator
 
 from hw.params import ParameterError
+from rivulet.sim.amaranth_sim import port_values, run_in_amaranth
+from rivulet.sim.seeds import base_seed, seeds_for
+from rivulet.sim.streams import PROFILES, ScoreboardError, stream_ports
+from rivulet.sim.verilator import build_design, run_cocotb, run_directory
+from rivulet.sim.wrappers import Clocked
 from rsn.fu import fu_signature
 from rsn.fu_mem import (
     MEM_KIND,
@@ -26,11 +31,6 @@ from rsn.fu_mem import (
     affine_addresses,
 )
 from rsn.isa import MemUop, encode
-from testbench.amaranth_sim import port_values, run_in_amaranth
-from testbench.seeds import base_seed, seeds_for
-from testbench.streams import PROFILES, ScoreboardError, stream_ports
-from testbench.verilator import build_design, run_cocotb, run_directory
-from testbench.wrappers import Clocked
 
 from .mem_bench import MUTANTS, make_mem_bench, max_cycles_for
 

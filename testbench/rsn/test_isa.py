@@ -12,8 +12,8 @@ from amaranth.hdl import Module, Shape, Signal, unsigned
 from amaranth.lib import data
 from amaranth.sim import Simulator
 
+from rivulet.sim.seeds import seeds_for
 from rsn.isa import Header, IsaError, Opcode, Target, decode, encode, packet, uop_layout, uop_layouts
-from testbench.seeds import seeds_for
 
 LAYOUTS = {**uop_layouts(), "header": Header, "target": Target}
 

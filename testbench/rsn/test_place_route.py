@@ -12,6 +12,7 @@ from collections import defaultdict
 
 import pytest
 
+from rivulet.sim.seeds import seeds_for
 from rsn import checks, isa
 from rsn.fabric_spec import DIRECTIONS, parse_fabric
 from rsn.graph import StreamGraph
@@ -19,7 +20,6 @@ from rsn.model import FabricModel
 from rsn.place import PlaceError, place, tile_distances
 from rsn.program import Program, compile_program
 from rsn.route import RouteError, place_and_route, route
-from testbench.seeds import seeds_for
 
 FU_BASE = 4
 

@@ -16,14 +16,14 @@ from amaranth.hdl import unsigned
 from amaranth.sim import Simulator
 
 from hw.params import ParameterError
+from rivulet.sim.amaranth_sim import port_values
+from rivulet.sim.seeds import seeds_for
+from rivulet.sim.streams import NoProgressError, ScoreboardError, stream_ports
+from rivulet.sim.wrappers import Clocked
 from rsn.channels import Channel
 from rsn.isa import NO_INPUT, IsaError, SwitchUop, encode
 from rsn.switch import Switch
 from rsn.switch_model import SwitchModel, SwitchUopError
-from testbench.amaranth_sim import port_values
-from testbench.seeds import seeds_for
-from testbench.streams import NoProgressError, ScoreboardError, stream_ports
-from testbench.wrappers import Clocked
 
 from .switch_bench import (
     CONFIGS,

@@ -16,14 +16,14 @@ import pytest
 from amaranth.sim import Simulator
 
 from hw import ParameterError
+from rivulet.sim.seeds import seeds_for
+from rivulet.sim.streams import PROFILES
 from rsn.channels import Channel
 from rsn.fabric_spec import FabricError, parse_fabric
 from rsn.fu import fu_signature
 from rsn.isa import IsaError, decode, encode
 from snn.lif_model import LifCrossbarModel
 from snn.xbar import END_WORD, XBAR_KIND, XbarAddressMap, XbarFu, XbarModel, XbarUop, aer_word, xbar_params
-from testbench.seeds import seeds_for
-from testbench.streams import PROFILES
 
 SHAPES = {"16x16b4": (16, 16, 4), "8x8b8": (8, 8, 8), "12x6b3": (12, 6, 3)}
 PARAMS = {"tinyodin": xbar_params("tinyodin", threshold=6, leak=1),

@@ -5,10 +5,10 @@ import dataclasses
 import numpy as np
 import pytest
 
+from rivulet.sim.seeds import seeds_for
 from snn import cost
 from snn.lif_model import LifCrossbarModel
 from snn.lif_params import LifParams, loihi, tinyodin
-from testbench.seeds import seeds_for
 from testbench.snn.naive_lif import run_neuron
 
 

@@ -14,14 +14,14 @@ import random
 import numpy as np
 import pytest
 
+from rivulet.sim.seeds import seeds_for
+from rivulet.sim.streams import PROFILES
 from rsn.fabric_spec import load_fabric
 from rsn.model import FabricModel
 from rsn.readout import model_register_reads, register_reads, split_register_reads
 from snn.lif_model import LifCrossbarModel
 from snn.lower import LoweringError, compile_lowered, lower_network
 from snn.network import Network
-from testbench.seeds import seeds_for
-from testbench.streams import PROFILES
 
 FABRIC = load_fabric("examples/fabrics/snn.toml")
 # (layer sizes, cluster size): the tiles each shape maps onto.
@@ -271,7 +271,7 @@ def test_rtl_equals_golden_model():
         reads.append(register_reads(compiled))
     print("snn rtl runs (tiles, seed, profile):",
           [(len(lw.clusters), s, p) for lw, s, p in zip(lowerings, seeds, profiles, strict=True)])
-    from testbench.fabric_run import run_many_on_rtl
+    from rivulet.sim.fabric_run import run_many_on_rtl
     results = run_many_on_rtl(compiled_programs, profiles=profiles, seeds=seeds, case="snn-lower-rtl",
                               extra_reads=reads)
     runs = zip(compiled_programs, lowerings, results, seeds, profiles, strict=True)
@@ -296,7 +296,7 @@ def test_cycle_model_names_the_untimed_kind():
 @pytest.mark.parametrize("example", ["snn_small", "snn_recurrent"])
 def test_examples_run_with_rivulet_run(example, capsys):
     """The documented commands: both SNN examples on the golden model and the RTL, compared."""
-    from testbench.cli import main
+    from rivulet.cli import main
 
     argv = ["run", f"examples/{example}.py", "--fabric", "examples/fabrics/snn.toml", "--sim", "both"]
     assert main(argv) == 0

@@ -5,12 +5,12 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
+from rivulet.sim.seeds import seeds_for
 from snn.lif_params import LifParams, tinyodin
 from snn.mapping import cluster_sdf, partition_network
 from snn.network import Network
 from snn.partition import cluster, inter_cluster_traffic, split_fanin
 from snn.sdf import greedy_binding, throughput_mcm, throughput_selftimed
-from testbench.seeds import seeds_for
 
 P = tinyodin(threshold=20, leak_amount=1)
 

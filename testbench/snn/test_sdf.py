@@ -5,8 +5,8 @@ from fractions import Fraction
 
 import pytest
 
+from rivulet.sim.seeds import seeds_for
 from snn.sdf import Deadlock, SdfGraph, greedy_binding, throughput_mcm, throughput_selftimed
-from testbench.seeds import seeds_for
 
 
 def both(graph, binding=None):

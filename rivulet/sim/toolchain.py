@@ -12,7 +12,7 @@ from pathlib import Path
 
 __all__ = ["REPOSITORY", "BUILD_ROOT", "tool_environment", "use_tool_environment", "fst_supported"]
 
-REPOSITORY = Path(__file__).resolve().parents[1]
+REPOSITORY = Path(__file__).resolve().parents[2]
 BUILD_ROOT = REPOSITORY / "build"
 
 # The FPGA tools, named as Amaranth's toolchain lookup expects them.

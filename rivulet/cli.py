@@ -1,7 +1,7 @@
-"""The ``rivulet`` command: generate Verilog for any catalog component, list what exists.
+"""The ``rivulet`` command: list and generate components, run programs, build bitstreams.
 
-It lives in ``testbench`` because that is the one package allowed to import every other: later
-subcommands (``run --sim rtl``) drive the simulation harness. See docs/layout.md.
+It sits on top of the dependency order, so it may drive every front-end and the simulation
+back-end (:mod:`rivulet.sim`); nothing but the tests and benchmarks imports it. See docs/layout.md.
 """
 
 import argparse
@@ -21,14 +21,15 @@ from rsn.place import PlaceError
 from rsn.program import ProgramLoadError
 from rsn.route import RouteError
 
+from .frontends import FrontendError
 from .generate import generate
-from .streams import PROFILES
+from .sim.streams import PROFILES
 
 __all__ = ["main", "USER_ERRORS"]
 
 # Errors about what the user asked for: reported as one clear line, without a traceback.
 USER_ERRORS = (BoardError, ParameterError, FabricError, IsaError, ImageError, GraphError, ProgramError,
-               PlaceError, RouteError, ProgramLoadError)
+               PlaceError, RouteError, ProgramLoadError, FrontendError)
 
 _EXAMPLES = """\
 examples:
@@ -81,15 +82,22 @@ def _parser() -> argparse.ArgumentParser:
     run = commands.add_parser(
         "run", formatter_class=argparse.RawDescriptionHelpFormatter,
         help="compile a program and run it on the golden model and/or the RTL fabric",
-        description="Compile PROGRAM (a Python file defining program() -> rsn.program.Program) for a "
-                    "fabric, run it, check the outputs against the program's own reference, and "
-                    "report per-FU firings and per-link beats (and cycles on the RTL).",
+        description="Lower PROGRAM for a fabric, run it, check the results against the program's own "
+                    "reference, and report per-FU firings and per-link beats (and cycles on the RTL). "
+                    "PROGRAM is a Python file whose program(fabric, ...) returns an rsn.program.Program, "
+                    "a RippleProgram or an SnnProgram (rivulet.frontends), or a RipTide graph JSON with "
+                    "--vectors. The fabric given with --fabric is the one the program is lowered for "
+                    "and placed on (docs/frontends.md).",
         epilog="examples:\n  rivulet run examples/mlp.py --sim both\n"
+               "  rivulet run examples/snn_small.py -D steps=16 -D rate=0.3\n"
                "  rivulet run simple.riptide.json --vectors simple.vectors.json --sim both")
     run.add_argument("program", type=Path, metavar="PROGRAM", help="program file, e.g. examples/mlp.py")
     run.add_argument("--fabric", type=Path, metavar="FILE.toml",
-                     help="fabric description (default: examples/fabrics/default.toml, and "
-                          "examples/fabrics/ripple.toml for a dataflow graph)")
+                     help="fabric description (default: the program file's FABRIC, else "
+                          "examples/fabrics/default.toml; examples/fabrics/ripple.toml for a dataflow graph)")
+    run.add_argument("-D", "--define", action="append", default=[], metavar="NAME=VALUE", dest="definitions",
+                     help="set parameter NAME of the file's program() (repeatable); VALUE reads as an "
+                          "int, else a float, else a string")
     run.add_argument("--sim", choices=("model", "rtl", "both", "board"), default="model",
                      help="where to run: golden model, Verilated RTL, both compared, or a real board "
                           "built by `rivulet build` on the serial port --port (default: model)")
@@ -169,7 +177,8 @@ def _run(arguments) -> int:
 
     from rsn.model import DeadlockError
 
-    from .run_command import RunMismatch, run_program
+    from .errors import RunMismatch
+    from .run import run_file
     if arguments.waves:
         os.environ["WAVES"] = "1"
     if arguments.profile not in PROFILES:
@@ -178,9 +187,9 @@ def _run(arguments) -> int:
     try:
         if arguments.sim == "board" and not arguments.port:
             raise ParameterError("--sim board needs --port, the board's serial port (e.g. /dev/ttyUSB1)")
-        run_program(arguments.program, fabric=arguments.fabric, sim=arguments.sim, seed=arguments.seed,
-                    profile=arguments.profile, port=arguments.port, baud=arguments.baud,
-                    vectors=arguments.vectors)
+        run_file(arguments.program, fabric=arguments.fabric, sim=arguments.sim, seed=arguments.seed,
+                 profile=arguments.profile, port=arguments.port, baud=arguments.baud,
+                 vectors=arguments.vectors, definitions=arguments.definitions)
     except RunMismatch as mismatch:
         print(f"rivulet: MISMATCH: {mismatch}", file=sys.stderr)
         return 1

@@ -1,4 +1,4 @@
-"""Run a :class:`~testbench.streams.StreamBench` in Amaranth's own simulator (the fast tier)."""
+"""Run a :class:`~rivulet.sim.streams.StreamBench` in Amaranth's own simulator (the fast tier)."""
 
 from amaranth.hdl import Value
 from amaranth.sim import Simulator

@@ -1,9 +1,9 @@
 """cocotb bench for any catalog stream component, on Verilator.
 
-The pytest side (``testbench/verilator.py``) passes the scenario as JSON in ``RIVULET_BENCH``:
-component kind and parameters, its ports, the stall profiles and the seeds. Each (profile,
-seed) pair is one cocotb test, so a failure names both; the drivers, monitors and scoreboards
-are the simulator-independent ones of :mod:`testbench.streams`.
+The host side (:func:`rivulet.sim.benches.run_verilator_bench`) passes the scenario as JSON in
+``RIVULET_BENCH``: component kind and parameters, its ports, the stall profiles and the seeds.
+Each (profile, seed) pair is one cocotb test, so a failure names both; the drivers, monitors and
+scoreboards are the simulator-independent ones of :mod:`rivulet.sim.streams`.
 """
 
 import json
@@ -12,34 +12,12 @@ import os
 import cocotb
 from cocotb import Param
 from cocotb.clock import Clock
-from cocotb.triggers import ReadOnly, RisingEdge
 
-from testbench.scenarios import make_bench
-from testbench.streams import StreamPort
+from rivulet.sim.cocotb_loop import run_bench
+from rivulet.sim.scenarios import make_bench
+from rivulet.sim.streams import StreamPort
 
 CONFIG = json.loads(os.environ.get("RIVULET_BENCH", "{}"))
-
-
-async def run_bench(dut, bench, max_cycles: int) -> int:
-    """Drive right after each rising edge, sample in the read-only phase, as Verilator requires."""
-    handles = {name: getattr(dut, name) for name in {*bench.sampled, *bench.driven}}
-    for name, value in bench.idle_values().items():
-        handles[name].value = value
-    dut.rst.value = 1
-    for _ in range(3):
-        await RisingEdge(dut.clk)
-    dut.rst.value = 0
-    for cycle in range(max_cycles):
-        for name, value in bench.drive(cycle).items():
-            handles[name].value = value
-        await ReadOnly()
-        # int() raises on X or Z, which Amaranth output never drives: an X is a bug.
-        bench.observe(cycle, {name: int(handles[name].value) for name in bench.sampled})
-        if bench.finished:
-            bench.checker.finish()
-            return bench.cycles
-        await RisingEdge(dut.clk)
-    raise bench.no_progress(max_cycles)
 
 
 @cocotb.test()

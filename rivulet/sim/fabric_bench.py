@@ -1,6 +1,6 @@
 """Drive a whole fabric as its host would: image in, host streams in and out, counters back.
 
-The same :class:`~testbench.streams.StreamBench` engine as the primitives' benches, with every
+The same :class:`~rivulet.sim.streams.StreamBench` engine as the primitives' benches, with every
 top-level stream under a protocol monitor: ``ctrl`` carries the image and then, once ``done`` is
 seen, the READ packets for the counters; host input ports get their tokens with random idle;
 host output ports and ``readback`` see random back-pressure.
@@ -8,7 +8,7 @@ host output ports and ``readback`` see random back-pressure.
 
 import random
 
-from testbench.streams import (
+from rivulet.sim.streams import (
     PROFILES,
     NoProgressError,
     ScoreboardError,

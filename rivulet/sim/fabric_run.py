@@ -1,6 +1,6 @@
 """Run a compiled program on the Verilated fabric, as a host would, and collect what it returns.
 
-The fabric is built once per fabric description (Verilator, via testbench/verilator.py). The run
+The fabric is built once per fabric description (Verilator, via rivulet/sim/verilator.py). The run
 sends the image, streams the host inputs with the stall profile's random idle, takes the host
 outputs with its random back-pressure, waits for ``done``, then reads every used tile's firing
 counter and link beat counters and the global cycle counter through the control plane.
@@ -77,7 +77,7 @@ def run_many_on_rtl(compiled_programs, *, profiles, seeds, case: str, max_cycles
     config_path = result_path.parent / "runs.json"
     config_path.write_text(json.dumps({"ports": [astuple(port) for port in ports], "runs": runs}))
     built = build_design(_fabric_key(spec), fabric)
-    run_cocotb(built, "testbench.rsn.tb_fabric", case,
+    run_cocotb(built, "rivulet.sim.tb_fabric", case,
                {"RIVULET_FABRIC_RUN": str(config_path), "RIVULET_FABRIC_RESULT": str(result_path)})
     records = sorted((json.loads(line) for line in result_path.read_text().splitlines()),
                      key=lambda record: record["index"])

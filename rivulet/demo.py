@@ -10,15 +10,15 @@ import sys
 import time
 
 from hw.catalog import build
+from rivulet.sim.benches import run_verilator_bench
+from rivulet.sim.seeds import base_seed, seeds_for
+from rivulet.sim.streams import PROFILES
+from rivulet.sim.toolchain import BUILD_ROOT, REPOSITORY
 from rsn.fabric_spec import DEFAULT_FABRIC
 from rsn.fu_kinds import component_catalog
 
-from .benches import run_verilator_bench
 from .generate import generate, generate_fabric
-from .run_command import run_program
-from .seeds import base_seed, seeds_for
-from .streams import PROFILES
-from .toolchain import BUILD_ROOT, REPOSITORY
+from .run import run_file
 
 DEMO_ROOT = BUILD_ROOT / "demo"
 SIMULATED = ("token_queue", {"width": 32, "depth": 4})
@@ -64,8 +64,8 @@ def fabric_and_mlp():
     for path in generate_fabric(DEFAULT_FABRIC, DEMO_ROOT / "fabric"):
         print(f"   {path.name}")
     print("\n4. A fused int8 MLP on that fabric: golden model and Verilated RTL, compared\n")
-    run_program(REPOSITORY / "examples" / "mlp.py", sim="both", profile="random_stall_50",
-                seed=seeds_for("demo-mlp", count=1)[0] % 1000, say=lambda line: print("   " + line))
+    run_file(REPOSITORY / "examples" / "mlp.py", sim="both", profile="random_stall_50",
+             seed=seeds_for("demo-mlp", count=1)[0] % 1000, say=lambda line: print("   " + line))
 
 
 def main() -> int:

@@ -1,7 +1,7 @@
 """cocotb bench of a whole fabric: for each run, load an image, stream host data, wait for done,
 read the counters back.
 
-The runs arrive as a JSON file named by ``RIVULET_FABRIC_RUN`` (see testbench/fabric_run.py; a
+The runs arrive as a JSON file named by ``RIVULET_FABRIC_RUN`` (see rivulet/sim/fabric_run.py; a
 file, because many runs' images exceed what one environment variable may hold): one cocotb test
 per run, each starting from reset, in one simulation. Results (host outputs, read-back words,
 cycles, tokens taken per host input) go to ``RIVULET_FABRIC_RESULT``, one JSON line per run.
@@ -14,9 +14,9 @@ from pathlib import Path
 import cocotb
 from cocotb.clock import Clock
 
-from testbench.cocotb_bench import run_bench
-from testbench.rsn.fabric_bench import make_fabric_bench
-from testbench.streams import StreamPort
+from rivulet.sim.cocotb_loop import run_bench
+from rivulet.sim.fabric_bench import make_fabric_bench
+from rivulet.sim.streams import StreamPort
 
 _CONFIG_FILE = os.environ.get("RIVULET_FABRIC_RUN")
 CONFIG = json.loads(Path(_CONFIG_FILE).read_text()) if _CONFIG_FILE else {"runs": []}

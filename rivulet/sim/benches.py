@@ -1,4 +1,4 @@
-"""Run a stream component's bench in either tier, from plain pytest functions."""
+"""Run a stream component's bench in either tier, from plain functions (the tests' and the demo's)."""
 
 import json
 from dataclasses import astuple
@@ -38,7 +38,7 @@ def run_verilator_bench(component, kind: str, params: dict, *, case: str, profil
     summary = run_directory(case) / "summary.jsonl"
     summary.parent.mkdir(parents=True, exist_ok=True)
     summary.unlink(missing_ok=True)
-    run_cocotb(built, "testbench.cocotb_bench", case,
+    run_cocotb(built, "rivulet.sim.cocotb_bench", case,
                {"RIVULET_BENCH": json.dumps(config), "RIVULET_BENCH_SUMMARY": str(summary)})
     return [json.loads(line) for line in summary.read_text().splitlines()]
 

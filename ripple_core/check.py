@@ -1,0 +1,88 @@
+"""Ripple's checker: what a fabric run of a lowered graph must give, and what it got wrong.
+
+A run of a :class:`~ripple_core.lower.RippleLowering` passes when its host outputs equal the
+case's ``expect``, every PE fired as often as its operators did in the golden model (ordered
+dataflow fires each operator equally often whatever the timing), and the words read back after
+the run equal the case: each memory PE's status register with the fault bit clear, and every
+STOREd array from its PE's bank. The same rules judge the RTL, the fabric's golden model, the
+command and the benchmarks, so they live here, beside the lowering that sets them.
+"""
+
+from ripple_core.pe import STATUS_FAULT
+
+__all__ = ["fabric_problems", "output_problems", "firing_problems", "read_problems", "RippleCheck"]
+
+
+def fabric_problems(lowering, compiled, outputs: dict, firings: dict, reads: dict | None = None) -> list[str]:
+    """What a fabric run (RTL or the fabric's golden model) got wrong: arrays that cannot change,
+    ``reads`` (node -> the words the program's ``reads`` returned) against the case, host outputs
+    against the case's ``expect``, and each PE's firings against the golden model's."""
+    return (list(lowering.array_problems) + read_problems(lowering, reads or {})
+            + output_problems(lowering, outputs) + firing_problems(lowering, compiled, firings))
+
+
+def output_problems(lowering, outputs: dict) -> list[str]:
+    """Each host port whose tokens differ from the case's ``expect``, at its first difference."""
+    problems = []
+    for port, tokens in (lowering.program.expected or {}).items():
+        got = outputs.get(port, [])
+        if got != tokens:
+            first = next((i for i, (a, b) in enumerate(zip(got, tokens, strict=False)) if a != b),
+                         min(len(got), len(tokens)))
+            problems.append(f"host port {port} differs at token {first}: got {got[first:first + 4]}, "
+                            f"expected {tokens[first:first + 4]} ({len(got)} vs {len(tokens)} tokens)")
+    return problems
+
+
+def firing_problems(lowering, compiled, firings: dict) -> list[str]:
+    """PEs whose firing counter differs from the golden model's firings of their operators."""
+    tiles = compiled.routing.placement.tiles
+    wrong = [f"{name} on {list(tiles[name])}: {firings.get(tiles[name], 0)} (model {count})"
+             for name, count in lowering.firings.items()
+             if count and firings.get(tiles[name], 0) != count]
+    return ["PE firings differ from the golden model's: " + ", ".join(wrong)] if wrong else []
+
+
+def read_problems(lowering, reads: dict) -> list[str]:
+    """The status of each memory PE (fault bit) and the STOREd arrays read back from their banks."""
+    problems = []
+    for node, wanted in (lowering.program.expected_reads or {}).items():
+        got = list(reads.get(node, []))
+        if len(got) != len(wanted):
+            problems.append(f"{node}: {len(got)} words read back, expected {len(wanted)}")
+            continue
+        status, words = got[0], got[1:]
+        if status & STATUS_FAULT:
+            if node in lowering.arrays:
+                problems.append(f"{node} ({lowering.arrays[node]}): memory fault (status bit 4): a LOAD or "
+                                f"STORE address fell outside its bank")
+            else:
+                problems.append(f"{node}: fault (status bit 4): a RELEASE of an address no ACQUIRE held")
+        elif status != wanted[0]:
+            problems.append(f"{node}: status register {status:#x}, expected {wanted[0]:#x}")
+        wrong = [k for k, (a, b) in enumerate(zip(words, wanted[1:], strict=True)) if a != b]
+        if wrong:
+            k = wrong[0]
+            problems.append(f"array {lowering.arrays[node]} (bank of {node}) differs at {len(wrong)} "
+                            f"word(s), first word {k}: got {words[k]}, expected {wanted[1 + k]}")
+    return problems
+
+
+class RippleCheck:
+    """The checker of one lowered case, as a front-end hands it to ``rivulet run``:
+    ``check(compiled, outputs, firings, reads)`` returns the problems, none when the run passed.
+    ``reads`` is None where the host could not read registers back (a board): then only the host
+    outputs and the firings are judged."""
+
+    def __init__(self, lowering):
+        self.lowering = lowering
+
+    def __call__(self, compiled, outputs: dict, firings: dict, reads: dict | None) -> list[str]:
+        if reads is not None:
+            return fabric_problems(self.lowering, compiled, outputs, firings, reads)
+        return (list(self.lowering.array_problems) + output_problems(self.lowering, outputs)
+                + firing_problems(self.lowering, compiled, firings))
+
+    def arrays_equal(self, reads: dict) -> bool:
+        """Whether the read-back words (status and STOREd arrays) equal the case."""
+        return not read_problems(self.lowering, reads)

@@ -1,0 +1,94 @@
+"""Many cases of one workload (a vectors file), one line each: every case on the fabric's golden
+model and/or, all in one simulation, on the Verilated fabric, each judged by its own checker.
+
+Case k runs with seed ``seed + k`` under the stall profile ``profile``. A line shows the case's
+result, the RTL's cycle counter and image size, and the front-end's own columns; the problems
+of a failing case follow it.
+"""
+
+from rsn.model import DeadlockError, FabricModel
+from rsn.readout import model_register_reads, register_reads, split_register_reads
+
+from .errors import RunMismatch
+
+__all__ = ["run_table"]
+
+
+def _model_problems(case, compiled, spec) -> list[str]:
+    """The case on the fabric's golden model, judged by its checker."""
+    model = FabricModel(spec)
+    try:
+        result = model.run(compiled.image, case.program.host_inputs)
+    except (DeadlockError, *case.model_errors) as error:
+        return [f"fabric model: {error}"]
+    reads = model_register_reads(model, compiled)
+    return [f"fabric model: {problem}"
+            for problem in case.check(compiled, result.outputs, result.firings, reads)]
+
+
+def _rtl_results(workload, compiled, *, seed: int, profile: str) -> list:
+    from .sim.fabric_run import run_many_on_rtl
+    from .sim.verilator import CocotbFailure
+
+    try:
+        return run_many_on_rtl(compiled, profiles=[profile] * len(compiled),
+                               seeds=[seed + k for k in range(len(compiled))],
+                               case=f"rivulet-run-{workload.path.name}-{profile}-{seed}",
+                               extra_reads=[register_reads(image) for image in compiled])
+    except CocotbFailure as failure:
+        raise RunMismatch(f"the RTL simulation failed: {failure}") from None
+
+
+def _table(rows: list[list[str]], headers: list[str]):
+    """Left-aligned case, origin and result; right-aligned figures; each column as wide as it needs."""
+    widths = [max(len(text) for text in column) for column in zip(headers, *rows, strict=True)]
+    for line in [headers] + rows:
+        cells = [text.ljust(width) if k < 3 else text.rjust(width)
+                 for k, (text, width) in enumerate(zip(line, widths, strict=True))]
+        yield "   " + " ".join(cells)
+
+
+def run_table(workload, cases, spec, *, sim: str, seed: int, profile: str, say) -> dict:
+    """Run ``cases`` (lowered for ``spec``); raise :class:`RunMismatch` if any fails."""
+    compiled = [case.compile(case.program, spec, seed) for case in cases]
+    on_model, on_rtl = sim in ("model", "both"), sim in ("rtl", "both")
+    tiles = max(len(image.program.graph.fu_nodes()) for image in compiled)
+    say(f"{workload.name} ({workload.path.name}): {len(cases)} cases lowered to a {spec.rows}x{spec.cols} "
+        f"fabric ({tiles} FU tiles at most); stall profile {profile}, case k uses seed {seed}+k")
+    for note in workload.notes:
+        say(f"   {note}")
+    problems = [list(case.problems) for case in cases]
+    if on_model:
+        for k, (case, image) in enumerate(zip(cases, compiled, strict=True)):
+            problems[k] += _model_problems(case, image, spec)
+    results = [None] * len(cases)
+    if on_rtl:
+        say("== RTL (Verilator): one simulation for every case (the first run builds the fabric; that "
+            "takes minutes)")
+        results = _rtl_results(workload, compiled, seed=seed, profile=profile)
+    headers, rows, failures = None, [], []
+    for k, (case, image, result) in enumerate(zip(cases, compiled, results, strict=True)):
+        reads = None
+        if result is not None:
+            reads = split_register_reads(image, result.extra)
+            problems[k] += case.check(image, result.outputs, result.firings, reads)
+        figures = {"RTL cyc": str(result.cycles)} if result is not None else {}
+        figures["image"] = str(len(image.image))
+        if case.summary is not None:
+            figures.update(case.summary(image, reads, problems[k]))
+        headers = headers or ["case", "origin", "result", *figures]
+        rows.append([str(k), case.origin, "FAIL" if problems[k] else "pass", *figures.values()])
+        if problems[k]:
+            failures.append(f"case {k}: " + "; ".join(problems[k]))
+    lines = list(_table(rows, headers))
+    say(lines[0])
+    for k, line in enumerate(lines[1:]):
+        say(line)
+        for problem in problems[k]:
+            say(f"         {problem}")
+    if failures:
+        raise RunMismatch(f"{len(failures)} of {len(cases)} cases failed: " + " | ".join(failures))
+    where = {(True, True): "the RTL and on the fabric's golden model", (True, False): "the RTL",
+             (False, True): "the fabric's golden model"}[on_rtl, on_model]
+    say(f"   all {len(cases)} cases pass on {where}")
+    return {"rtl" if on_rtl else "model": results}

@@ -1,0 +1,142 @@
+"""``rivulet run``: read an input with its front-end, lower it for the fabric, run the cases on
+the golden model and/or the RTL (or a board), judge each run with the case's checker, compare.
+
+One program gets a report per tile (firings, stalls, link beats); a workload of many cases (a
+vectors file) one line per case (:mod:`rivulet.case_table`).
+"""
+
+import time
+from pathlib import Path
+
+from rsn.fabric_spec import load_fabric
+from rsn.model import FabricModel
+from rsn.readout import model_register_reads, register_reads, split_register_reads
+
+from .case_table import run_table
+from .errors import RunMismatch
+from .frontends import FrontendError, Options, frontend_for, parse_definitions
+from .frontends.protocol import output_problems, read_problems
+
+__all__ = ["run_file", "run_program"]
+
+
+def run_file(path, *, fabric=None, sim: str = "model", seed: int = 1, profile: str = "random_stall_50",
+             say=print, port: str | None = None, baud: int = 115_200, vectors=None,
+             definitions=()) -> dict:
+    """Run the input file ``path`` on the fabric described by ``fabric`` (default: the front-end's)
+    with ``-D`` ``definitions`` (``NAME=VALUE`` strings); raise :class:`RunMismatch` if a run's
+    results differ from the expected ones or from each other."""
+    path = Path(path)
+    workload = frontend_for(path).load(path, Options(parse_definitions(definitions), vectors))
+    if sim not in workload.sims:
+        raise FrontendError(f"--sim {sim}: {path.name} runs with --sim " + ", --sim ".join(workload.sims))
+    if sim == "model" and workload.model is not None:
+        return {"model": workload.model(say)}
+    spec = load_fabric(fabric or workload.default_fabric)
+    cases = workload.lower(spec)
+    if workload.one_line_per_case:
+        return run_table(workload, cases, spec, sim=sim, seed=seed, profile=profile, say=say)
+    (case,) = cases
+    return run_program(case, spec, sim=sim, seed=seed, profile=profile, say=say, port=port, baud=baud)
+
+
+def _report_units(compiled, firings, link_beats, say, stalls=None):
+    """One line per used tile; stalls are timing, known only from the RTL."""
+    placement = compiled.routing.placement.tiles
+    names = {tile: name for name, tile in placement.items() if not compiled.program.graph.nodes[name].is_host}
+    say(f"   {'tile':<8} {'node':<14} {'kind':<5} {'firings':>8} {'stalls':>7}   "
+        f"link beats (outputs N E S W, FU inputs)")
+    for tile in sorted(set(compiled.routing.switch_uops) | set(compiled.routing.fu_uops)):
+        beats = " ".join(str(value) for value in link_beats.get(tile, []))
+        stall = "-" if stalls is None else str(stalls.get(tile, 0))
+        say(f"   {str(list(tile)):<8} {names.get(tile, '-'):<14} {compiled.spec.kind(tile):<5} "
+            f"{firings.get(tile, 0):>8} {stall:>7}   {beats}")
+
+
+def _judge(what: str, case, compiled, result, reads: dict | None, say):
+    """The case's checker on one run: raise on any problem, else say what was compared."""
+    problems = case.problems + case.check(compiled, result.outputs, result.firings, reads)
+    if problems:
+        raise RunMismatch(f"{what} vs reference: " + "; ".join(problems))
+    program = case.program
+    if program.expected is not None:
+        say("   outputs equal the program's reference")
+    if reads is not None and program.expected_reads:
+        say(f"   register reads equal ({sum(map(len, program.expected_reads.values()))} values: "
+            f"{', '.join(program.expected_reads)})")
+
+
+def run_program(case, spec, *, sim: str = "model", seed: int = 1, profile: str = "random_stall_50",
+                say=print, port: str | None = None, baud: int = 115_200) -> dict:
+    """Compile ``case`` for ``spec``, run it where ``sim`` says, judge and compare the runs."""
+    program = case.program
+    started = time.monotonic()
+    compiled = case.compile(program, spec, seed)
+    say(f"{program.name}: {program.description}")
+    say(f"   compiled for a {spec.rows}x{spec.cols} fabric in {time.monotonic() - started:.1f} s: "
+        f"{len(compiled.image)} image words, {len(compiled.routing.routes)} streams, "
+        f"placement {dict(sorted(compiled.routing.placement.tiles.items()))}")
+    results = {}
+    if sim in ("model", "both"):
+        fabric_model = FabricModel(spec)
+        try:
+            model = fabric_model.run(compiled.image, program.host_inputs)
+        except case.model_errors as error:
+            raise RunMismatch(f"golden model: {error}") from None
+        results["model"] = model
+        say(f"== golden model: done={model.done}")
+        model.register_values = model_register_reads(fabric_model, compiled)
+        _judge("golden model", case, compiled, model, model.register_values, say)
+        _report_units(compiled, model.firings, model.link_beats, say)
+    if sim in ("rtl", "both"):
+        from .sim.fabric_run import run_on_rtl
+        say(f"== RTL (Verilator), stall profile {profile}, seed {seed}"
+            " (the first run builds the fabric; that takes minutes)")
+        started = time.monotonic()
+        extra = register_reads(compiled) if program.reads else None
+        rtl = run_on_rtl(compiled, profile=profile, seed=seed, extra_reads=extra)
+        results["rtl"] = rtl
+        say(f"   done after {rtl.cycles} fabric cycles ({time.monotonic() - started:.1f} s wall)")
+        rtl.register_values = split_register_reads(compiled, getattr(rtl, "extra", []))
+        _judge("RTL", case, compiled, rtl, rtl.register_values, say)
+        _report_units(compiled, rtl.firings, rtl.link_beats, say, rtl.stalls)
+    if sim == "board":
+        board = results["rtl"] = _run_on_board(compiled, port, baud, say)
+        _judge("board", case, compiled, board, None, say)     # a board reads no registers back
+        _report_units(compiled, board.firings, board.link_beats, say, board.stalls)
+    if "model" in results and "rtl" in results:
+        _compare_runs(results["model"], results["rtl"], bool(program.expected_reads), say)
+    return results
+
+
+def _compare_runs(model, rtl, with_reads: bool, say):
+    """The RTL against the golden model: outputs, register reads, and every tile's counters."""
+    problems = (output_problems(rtl.outputs, model.outputs)
+                + read_problems(rtl.register_values, model.register_values))
+    if problems:
+        raise RunMismatch("RTL vs golden model: " + "; ".join(problems))
+    for tile in rtl.firings:
+        if rtl.firings[tile] != model.firings[tile] or rtl.link_beats[tile] != model.link_beats[tile]:
+            raise RunMismatch(f"tile {list(tile)}: RTL counters (firings {rtl.firings[tile]}, links "
+                              f"{rtl.link_beats[tile]}) differ from the golden model's "
+                              f"({model.firings[tile]}, {model.link_beats[tile]})")
+    reads = ", register reads" if with_reads else ""
+    say(f"== RTL and golden model agree: outputs, firings, link beats{reads}")
+
+
+def _run_on_board(compiled, port: str, baud: int, say):
+    """The same program through the UART host link of a board built by ``rivulet build``."""
+    import asyncio
+
+    from board.host import HostLink, SerialTransport
+
+    say(f"== board on {port} at {baud} baud")
+    started = time.monotonic()
+
+    async def run():
+        with SerialTransport(port, baud) as transport:
+            return await HostLink(transport, compiled.spec).run_program(compiled)
+
+    result = asyncio.run(run())
+    say(f"   done after {result.cycles} fabric cycles ({time.monotonic() - started:.1f} s wall)")
+    return result
