@@ -5,14 +5,14 @@ import random
 
 import pytest
 
+from rivulet.sim.fabric_run import run_many_on_rtl
+from rivulet.sim.seeds import seeds_for
 from rsn.checks import ProgramError
 from rsn.fabric_spec import FabricError, parse_fabric
 from rsn.fu_kinds import fu_kind, kind_names, register
 from rsn.graph import StreamGraph
 from rsn.model import FabricModel
 from rsn.program import Program, compile_program
-from testbench.fabric_run import run_many_on_rtl
-from testbench.seeds import seeds_for
 
 from .adder_kind import ADDER_KIND
 

@@ -136,8 +136,8 @@ def test_a_hung_rtl_run_names_the_short_host_input():
     """The static check is bypassed (the compiled program's input cut after compiling): the
     fabric waits for the 2 missing tokens until its watchdog fires, and the bench's count of the
     tokens it sent names the short input through rsn.readout."""
-    from testbench.fabric_run import run_many_on_rtl
-    from testbench.verilator import run_directory
+    from rivulet.sim.fabric_run import run_many_on_rtl
+    from rivulet.sim.verilator import run_directory
 
     compiled = compile_program(pass_through([1, 2, 3, 4, 5]), line_fabric())
     cut = dataclasses.replace(compiled, program=dataclasses.replace(compiled.program,
