@@ -9,8 +9,11 @@ command and the benchmarks, so they live here, beside the lowering that sets the
 """
 
 from ripple_core.pe import STATUS_FAULT
+from rsn.words import same_word, word_text, words_problem
 
 __all__ = ["fabric_problems", "output_problems", "firing_problems", "read_problems", "RippleCheck"]
+
+WORD_BITS = 32      # Ripple's words (ripple_core.ops.MASK), whatever the fabric's data_width
 
 
 def fabric_problems(lowering, compiled, outputs: dict, firings: dict, reads: dict | None = None) -> list[str]:
@@ -22,16 +25,10 @@ def fabric_problems(lowering, compiled, outputs: dict, firings: dict, reads: dic
 
 
 def output_problems(lowering, outputs: dict) -> list[str]:
-    """Each host port whose tokens differ from the case's ``expect``, at its first difference."""
-    problems = []
-    for port, tokens in (lowering.program.expected or {}).items():
-        got = outputs.get(port, [])
-        if got != tokens:
-            first = next((i for i, (a, b) in enumerate(zip(got, tokens, strict=False)) if a != b),
-                         min(len(got), len(tokens)))
-            problems.append(f"host port {port} differs at token {first}: got {got[first:first + 4]}, "
-                            f"expected {tokens[first:first + 4]} ({len(got)} vs {len(tokens)} tokens)")
-    return problems
+    """Each host port whose tokens differ from the case's ``expect`` (Ripple's 32-bit words, compared
+    modulo 2^32), at its first difference."""
+    return [problem for port, tokens in (lowering.program.expected or {}).items()
+            if (problem := words_problem(f"host port {port}", outputs.get(port, []), tokens, WORD_BITS))]
 
 
 def firing_problems(lowering, compiled, firings: dict) -> list[str]:
@@ -60,11 +57,13 @@ def read_problems(lowering, reads: dict) -> list[str]:
                 problems.append(f"{node}: fault (status bit 4): a RELEASE of an address no ACQUIRE held")
         elif status != wanted[0]:
             problems.append(f"{node}: status register {status:#x}, expected {wanted[0]:#x}")
-        wrong = [k for k, (a, b) in enumerate(zip(words, wanted[1:], strict=True)) if a != b]
+        wrong = [k for k, (a, b) in enumerate(zip(words, wanted[1:], strict=True))
+                 if not same_word(a, b, WORD_BITS)]
         if wrong:
             k = wrong[0]
             problems.append(f"array {lowering.arrays[node]} (bank of {node}) differs at {len(wrong)} "
-                            f"word(s), first word {k}: got {words[k]}, expected {wanted[1 + k]}")
+                            f"word(s), first word {k}: got {word_text(words[k], WORD_BITS)}, expected "
+                            f"{word_text(wanted[1 + k], WORD_BITS)}")
     return problems
 
 

@@ -105,13 +105,13 @@ def run_program(case, spec, *, sim: str = "model", seed: int = 1, profile: str =
         _judge("board", case, compiled, board, None, say)     # a board reads no registers back
         _report_units(compiled, board.firings, board.link_beats, say, board.stalls)
     if "model" in results and "rtl" in results:
-        _compare_runs(results["model"], results["rtl"], bool(program.expected_reads), say)
+        _compare_runs(results["model"], results["rtl"], spec.data_width, bool(program.expected_reads), say)
     return results
 
 
-def _compare_runs(model, rtl, with_reads: bool, say):
+def _compare_runs(model, rtl, width: int, with_reads: bool, say):
     """The RTL against the golden model: outputs, register reads, and every tile's counters."""
-    problems = (output_problems(rtl.outputs, model.outputs)
+    problems = (output_problems(rtl.outputs, model.outputs, width)
                 + read_problems(rtl.register_values, model.register_values))
     if problems:
         raise RunMismatch("RTL vs golden model: " + "; ".join(problems))

@@ -15,6 +15,7 @@ from typing import Protocol
 
 from rsn.fabric_spec import FabricSpec
 from rsn.program import Compiled, Program, compile_program
+from rsn.words import READ_WIDTH, words_problem
 
 __all__ = ["FrontendError", "Options", "Case", "Workload", "Frontend", "SIMS", "reference_problems",
            "output_problems", "read_problems"]
@@ -41,39 +42,24 @@ Check = Callable[[Compiled, dict, dict, dict | None], list[str]]
 Compile = Callable[[Program, FabricSpec, int], Compiled]
 
 
-def _first_difference(got: list, wanted: list) -> int:
-    return next((k for k, (a, b) in enumerate(zip(got, wanted, strict=False)) if a != b),
-                min(len(got), len(wanted)))
-
-
-def output_problems(outputs: dict, expected: dict | None) -> list[str]:
-    """Each host port whose tokens differ from ``expected``, at its first difference."""
-    problems = []
-    for port, wanted in (expected or {}).items():
-        got = list(outputs.get(port, []))
-        if got != wanted:
-            k = _first_difference(got, wanted)
-            problems.append(f"host port {port} differs at token {k}: got {got[k:k + 4]}..., expected "
-                            f"{wanted[k:k + 4]}... ({len(got)} vs {len(wanted)} tokens)")
-    return problems
+def output_problems(outputs: dict, expected: dict | None, width: int) -> list[str]:
+    """Each host port whose ``width``-bit tokens differ from ``expected`` (modulo 2^width, so an
+    expected value may be written signed or unsigned), at its first difference."""
+    return [problem for port, wanted in (expected or {}).items()
+            if (problem := words_problem(f"host port {port}", outputs.get(port, []), wanted, width))]
 
 
 def read_problems(reads: dict, expected: dict | None) -> list[str]:
-    """Each node whose register reads differ from ``expected``, at its first difference."""
-    problems = []
-    for node, wanted in (expected or {}).items():
-        got = list(reads.get(node, []))
-        if got != wanted:
-            k = _first_difference(got, wanted)
-            problems.append(f"register reads of {node} differ at read {k}: got {got[k:k + 4]}..., "
-                            f"expected {wanted[k:k + 4]}... ({len(got)} vs {len(wanted)} reads)")
-    return problems
+    """Each node whose register reads (32-bit words) differ from ``expected``, at its first difference."""
+    return [problem for node, wanted in (expected or {}).items()
+            if (problem := words_problem(f"register reads of {node}", reads.get(node, []), wanted,
+                                         READ_WIDTH, unit="read"))]
 
 
 def reference_problems(compiled: Compiled, outputs: dict, firings: dict, reads: dict | None) -> list[str]:
     """The default checker: host outputs and register reads against the program's reference."""
     program = compiled.program
-    problems = output_problems(outputs, program.expected)
+    problems = output_problems(outputs, program.expected, compiled.spec.data_width)
     if reads is not None:
         problems += read_problems(reads, program.expected_reads)
     return problems

@@ -352,7 +352,7 @@ def test_read_back_words_and_the_fault_bit_are_checked():
     assert fabric_problems(lowering, compiled, {"out0": [4]}, firings, good) == []
     assert fabric_problems(lowering, compiled, {"out0": [4]}, firings,
                            {**good, "put": [1 | 2, 6, 8, 10, MASK, MASK]}) == [
-        "array B (bank of put) differs at 1 word(s), first word 1: got 8, expected 4294967288"]
+        "array B (bank of put) differs at 1 word(s), first word 1: got 8, expected 4294967288 (-8)"]
     assert fabric_problems(lowering, compiled, {"out0": [4]}, firings, {**good, "fetch": [1 | 2 | 16]}) == [
         "fetch (A): memory fault (status bit 4): a LOAD or STORE address fell outside its bank"]
 
@@ -557,7 +557,7 @@ def test_a_fabric_run_with_other_firings_or_outputs_fails():
     assert fabric_problems(lowering, compiled, {"out0": [9]}, firings) == []
     firings[tiles["pick"]] += 1
     problems = fabric_problems(lowering, compiled, {"out0": [3]}, firings)
-    assert problems[0].startswith("host port out0 differs at token 0: got [3], expected [9]")
+    assert problems[0] == "host port out0 differs at token 0: got 3, expected 9 (1 vs 1 tokens)"
     assert problems[1].startswith("PE firings differ from the golden model's: pick on")
 
 
