@@ -25,6 +25,7 @@ class RtlResult:
     status: dict[tuple[int, int], int]      # tile status registers (bit 2: stalled per watchdog)
     stalls: dict[tuple[int, int], int]      # FU cycles busy without moving a token (timing: RTL only)
     stalled_cycle: int | None = None        # bench cycle at which the watchdog fired
+    host_sent: dict[str, int] | None = None  # host port -> tokens the fabric took (a simulated host's count)
 
 
 def used_tiles(compiled) -> list[tuple[int, int]]:

@@ -35,12 +35,11 @@ def run_verilator_bench(component, kind: str, params: dict, *, case: str, profil
         "base_seed": base_seed(), "tokens": tokens, "max_cycles": _max_cycles(tokens, params),
     }
     built = build_design(design or design_key(kind, params), component)
-    summary = run_directory(case) / "summary.jsonl"
-    summary.parent.mkdir(parents=True, exist_ok=True)
-    summary.unlink(missing_ok=True)
-    run_cocotb(built, "rivulet.sim.cocotb_bench", case,
-               {"RIVULET_BENCH": json.dumps(config), "RIVULET_BENCH_SUMMARY": str(summary)})
-    return [json.loads(line) for line in summary.read_text().splitlines()]
+    with run_directory(case) as directory:
+        summary = directory / "summary.jsonl"
+        run_cocotb(built, "rivulet.sim.cocotb_bench", directory,
+                   {"RIVULET_BENCH": json.dumps(config), "RIVULET_BENCH_SUMMARY": str(summary)})
+        return [json.loads(line) for line in summary.read_text().splitlines()]
 
 
 def run_amaranth_bench(component, kind: str, params: dict, *, profile: str, seed: int,

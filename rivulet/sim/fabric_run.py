@@ -47,6 +47,7 @@ def _result(record: dict, layout) -> RtlResult:
                             done_cycle=record["done_cycle"], stalled_cycle=record.get("stalled_cycle"))
     # Words read after the counters (``extra_reads``), e.g. xbar membranes.
     result.extra = record["readback"][sum(count for _, count in layout):]
+    result.host_sent = record.get("host_sent")
     return result
 
 
@@ -70,17 +71,16 @@ def run_many_on_rtl(compiled_programs, *, profiles, seeds, case: str, max_cycles
         config, layout = _run_config(compiled, profile, seed, max_cycles, expect_stall, extra)
         runs.append(config)
         layouts.append(layout)
-    result_path = run_directory(case) / "result.jsonl"
-    result_path.parent.mkdir(parents=True, exist_ok=True)
-    result_path.unlink(missing_ok=True)
-    # A file, not the variable itself: the images of many runs exceed an environment string's limit.
-    config_path = result_path.parent / "runs.json"
-    config_path.write_text(json.dumps({"ports": [astuple(port) for port in ports], "runs": runs}))
     built = build_design(_fabric_key(spec), fabric)
-    run_cocotb(built, "rivulet.sim.tb_fabric", case,
-               {"RIVULET_FABRIC_RUN": str(config_path), "RIVULET_FABRIC_RESULT": str(result_path)})
-    records = sorted((json.loads(line) for line in result_path.read_text().splitlines()),
-                     key=lambda record: record["index"])
+    with run_directory(case) as directory:
+        result_path = directory / "result.jsonl"
+        # A file, not the variable itself: the images of many runs exceed an environment string's limit.
+        config_path = directory / "runs.json"
+        config_path.write_text(json.dumps({"ports": [astuple(port) for port in ports], "runs": runs}))
+        run_cocotb(built, "rivulet.sim.tb_fabric", directory,
+                   {"RIVULET_FABRIC_RUN": str(config_path), "RIVULET_FABRIC_RESULT": str(result_path)})
+        records = sorted((json.loads(line) for line in result_path.read_text().splitlines()),
+                         key=lambda record: record["index"])
     return [_result(record, layout) for record, layout in zip(records, layouts, strict=True)]
 
 

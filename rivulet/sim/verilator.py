@@ -10,7 +10,6 @@ import contextlib
 import fcntl
 import hashlib
 import os
-import re
 import sys
 import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass
@@ -18,6 +17,7 @@ from pathlib import Path
 
 from amaranth.back import verilog
 
+from .run_dirs import run_directory, safe_name
 from .toolchain import BUILD_ROOT, fst_supported, use_tool_environment
 from .wrappers import Clocked
 
@@ -25,7 +25,6 @@ __all__ = ["VerilatedDesign", "build_design", "run_cocotb", "run_directory", "Co
            "waves_requested"]
 
 SIM_ROOT = BUILD_ROOT / "sim"
-RUN_ROOT = BUILD_ROOT / "sim-runs"
 
 
 class CocotbFailure(AssertionError):
@@ -55,10 +54,6 @@ def _trace_args() -> list[str]:
               "instead of FST", file=sys.stderr)
         _fst_note_given = True
     return []
-
-
-def _safe_name(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.=-]+", "_", text).strip("_")
 
 
 # Above this much Verilog, compiling the model with optimisation takes longer than the tests
@@ -97,7 +92,7 @@ def build_design(key: str, component, *, wrap: bool = True) -> VerilatedDesign:
 
     use_tool_environment()
     waves = waves_requested()
-    key = _safe_name(key) + ("-waves" if waves else "")
+    key = safe_name(key) + ("-waves" if waves else "")
     build_dir = SIM_ROOT / key
     SIM_ROOT.mkdir(parents=True, exist_ok=True)
     text = verilog.convert(Clocked(component) if wrap else component, name="top", emit_src=False)
@@ -118,24 +113,19 @@ def build_design(key: str, component, *, wrap: bool = True) -> VerilatedDesign:
     return VerilatedDesign(key, build_dir)
 
 
-def run_directory(case: str) -> Path:
-    """Where the run named ``case`` keeps its results, log and waves."""
-    return RUN_ROOT / _safe_name(case)
-
-
-def run_cocotb(design: VerilatedDesign, test_module: str, case: str,
+def run_cocotb(design: VerilatedDesign, test_module: str, test_dir: Path,
                extra_env: dict[str, str]) -> Path:
     """Run cocotb module ``test_module`` on ``design``; raise :class:`CocotbFailure` on failure.
 
-    ``case`` names the run's own directory (results, log, waves), a sibling of all others.
+    ``test_dir`` is the run's own directory (results, log, waves), from :func:`run_directory`,
+    which no other run shares.
     """
     from cocotb_tools.runner import get_runner
 
+    if not isinstance(test_dir, Path):
+        raise TypeError(f"run_cocotb takes the run's directory (from run_directory), not {test_dir!r}")
     use_tool_environment()
-    test_dir = run_directory(case)
-    test_dir.mkdir(parents=True, exist_ok=True)
     results = test_dir / "results.xml"
-    results.unlink(missing_ok=True)
     try:
         get_runner("verilator").test(
             test_module=test_module, hdl_toplevel=design.toplevel, hdl_toplevel_lang="verilog",

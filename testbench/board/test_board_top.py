@@ -43,15 +43,14 @@ def test_programs_over_uart_match_golden_model():
                      "idle": rng.choice([0.0, 0.3, 1.0]), "max_idle": rng.choice([20, 200])})
     top = BoardTop(board_spec(), clock_hz=SIM_CLOCK_HZ, baud=SIM_BAUD, n_leds=5)
     case = "board-uart"
-    result_path = run_directory(case) / "result.jsonl"
-    result_path.parent.mkdir(parents=True, exist_ok=True)
-    result_path.unlink(missing_ok=True)
     design = build_design("board-top-2x2", top, wrap=False)
-    run_cocotb(design, "testbench.board.tb_board", case, {
-        "RIVULET_BOARD_RUN": json.dumps({"runs": runs, "clocks_per_bit": top.clocks_per_bit}),
-        "RIVULET_BOARD_RESULT": str(result_path)})
-    records = sorted((json.loads(line) for line in result_path.read_text().splitlines()),
-                     key=lambda record: record["index"])
+    with run_directory(case) as directory:
+        result_path = directory / "result.jsonl"
+        run_cocotb(design, "testbench.board.tb_board", directory, {
+            "RIVULET_BOARD_RUN": json.dumps({"runs": runs, "clocks_per_bit": top.clocks_per_bit}),
+            "RIVULET_BOARD_RESULT": str(result_path)})
+        records = sorted((json.loads(line) for line in result_path.read_text().splitlines()),
+                         key=lambda record: record["index"])
     assert len(records) == len(runs)
     for run, record in zip(runs, records, strict=True):
         compiled = board_program(run["shape"], run["program_seed"])

@@ -99,12 +99,11 @@ def run_verilator(preset: str, size: str, shape: Size):
               "base_seed": base_seed(), "max_cycles": max_cycles_for(shape)}
     case = f"crossbar-{preset}-{size}"
     built = build_design(case, dut)
-    summary = run_directory(case) / "summary.jsonl"
-    summary.parent.mkdir(parents=True, exist_ok=True)
-    summary.unlink(missing_ok=True)
-    run_cocotb(built, "testbench.crossbar.tb_crossbar", case,
-               {"RIVULET_CROSSBAR_BENCH": json.dumps(config), "RIVULET_BENCH_SUMMARY": str(summary)})
-    records = [json.loads(line) for line in summary.read_text().splitlines()]
+    with run_directory(case) as directory:
+        summary = directory / "summary.jsonl"
+        run_cocotb(built, "testbench.crossbar.tb_crossbar", directory,
+                   {"RIVULET_CROSSBAR_BENCH": json.dumps(config), "RIVULET_BENCH_SUMMARY": str(summary)})
+        records = [json.loads(line) for line in summary.read_text().splitlines()]
     assert len(records) == len(PROFILES) * len(seeds) * len(READBACKS)
     assert sum(record["spikes"] for record in records) > 0
 

@@ -222,7 +222,7 @@ def test_verilator():
 
     from rivulet.sim.seeds import base_seed
     from rivulet.sim.streams import stream_ports
-    from rivulet.sim.verilator import build_design, run_cocotb
+    from rivulet.sim.verilator import build_design, run_cocotb, run_directory
 
     seeds = seeds_for("pe-fu-verilator")
     print(f"pe FU verilator seeds={seeds}")
@@ -237,4 +237,5 @@ def test_verilator():
     config = {"depth": 0, "ports": [astuple(port) for port in ports], "profiles": list(PROFILES),
               "seeds": seeds, "phases": phases, "base_seed": base_seed()}
     built = build_design("rsn-pe-width=32", fu)
-    run_cocotb(built, "testbench.ripple.tb_pe", "rsn-pe-random", {"RIVULET_PE": json.dumps(config)})
+    with run_directory("rsn-pe-random") as directory:
+        run_cocotb(built, "testbench.ripple.tb_pe", directory, {"RIVULET_PE": json.dumps(config)})

@@ -398,7 +398,7 @@ def test_verilator():
 
     from rivulet.sim.seeds import base_seed
     from rivulet.sim.streams import stream_ports
-    from rivulet.sim.verilator import build_design, run_cocotb
+    from rivulet.sim.verilator import build_design, run_cocotb, run_directory
 
     depth, mem_depth, seeds = 2, MEM_DEPTH, seeds_for("pe-verilator")
     print(f"pe verilator depth={depth} mem_depth={mem_depth} seeds={seeds}")
@@ -414,4 +414,5 @@ def test_verilator():
     config = {"depth": depth, "mem_depth": mem_depth, "ports": [astuple(port) for port in ports],
               "profiles": list(PROFILES), "seeds": seeds, "phases": phases, "base_seed": base_seed()}
     built = build_design(f"ripple-pe-depth={depth}-mem_depth={mem_depth}", pe)
-    run_cocotb(built, "testbench.ripple.tb_pe", "ripple-pe-random", {"RIVULET_PE": json.dumps(config)})
+    with run_directory("ripple-pe-random") as directory:
+        run_cocotb(built, "testbench.ripple.tb_pe", directory, {"RIVULET_PE": json.dumps(config)})

@@ -449,9 +449,8 @@ def run_compute_verilator(component, kind: str, params: dict, *, design: str, ca
               "profiles": list(profiles), "seeds": list(seeds), "scenario": scenario,
               "base_seed": base_seed()}
     built = build_design(design, component)
-    summary = run_directory(case) / "summary.jsonl"
-    summary.parent.mkdir(parents=True, exist_ok=True)
-    summary.unlink(missing_ok=True)
-    run_cocotb(built, "testbench.rsn.tb_compute", case,
-               {"RIVULET_COMPUTE": json.dumps(config), "RIVULET_COMPUTE_SUMMARY": str(summary)})
-    return [json.loads(line) for line in summary.read_text().splitlines()]
+    with run_directory(case) as directory:
+        summary = directory / "summary.jsonl"
+        run_cocotb(built, "testbench.rsn.tb_compute", directory,
+                   {"RIVULET_COMPUTE": json.dumps(config), "RIVULET_COMPUTE_SUMMARY": str(summary)})
+        return [json.loads(line) for line in summary.read_text().splitlines()]

@@ -582,12 +582,11 @@ def run_switch_verilator(params: SwitchParams, scenarios: list[dict], *, case: s
               "scenarios": scenarios, "base_seed": base_seed()}
     name = "rsn-switch" if switch_class is Switch else f"rsn-{switch_class.__name__}"
     built = build_design(f"{name}-w{params.width}-fi{params.n_fu_in}-fo{params.n_fu_out}", switch)
-    summary = run_directory(case) / "summary.jsonl"
-    summary.parent.mkdir(parents=True, exist_ok=True)
-    summary.unlink(missing_ok=True)
-    run_cocotb(built, "testbench.rsn.tb_switch", case,
-               {"RIVULET_SWITCH_BENCH": json.dumps(config), "RIVULET_BENCH_SUMMARY": str(summary)})
-    return [json.loads(line) for line in summary.read_text().splitlines()]
+    with run_directory(case) as directory:
+        summary = directory / "summary.jsonl"
+        run_cocotb(built, "testbench.rsn.tb_switch", directory,
+                   {"RIVULET_SWITCH_BENCH": json.dumps(config), "RIVULET_BENCH_SUMMARY": str(summary)})
+        return [json.loads(line) for line in summary.read_text().splitlines()]
 
 
 # ---------------------------------------------------------------------------------------------

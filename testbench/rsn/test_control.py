@@ -49,12 +49,11 @@ def test_control_verilator():
     print(f"control plane {GRID} seeds={seeds}")
     key = "rsn-control" + "".join(f"-{name}={value}" for name, value in sorted(GRID.items()))
     design = build_design(key, ControlTop(**GRID))
-    summary = run_directory("rsn-control") / "summary.jsonl"
-    summary.parent.mkdir(parents=True, exist_ok=True)
-    summary.unlink(missing_ok=True)
-    run_cocotb(design, "testbench.rsn.tb_control", "rsn-control",
-               {"RIVULET_CONTROL_BENCH": json.dumps(config), "RIVULET_BENCH_SUMMARY": str(summary)})
-    runs = [json.loads(line) for line in summary.read_text().splitlines()]
+    with run_directory("rsn-control") as directory:
+        summary = directory / "summary.jsonl"
+        run_cocotb(design, "testbench.rsn.tb_control", directory,
+                   {"RIVULET_CONTROL_BENCH": json.dumps(config), "RIVULET_BENCH_SUMMARY": str(summary)})
+        runs = [json.loads(line) for line in summary.read_text().splitlines()]
     assert len(runs) == len(PROFILES) * len(seeds)
 
 

@@ -182,16 +182,16 @@ def run_with_timing(compiled_programs, case: str) -> list[TimedRun]:
     fabric = Fabric(spec)
     ports, _ = stream_ports(fabric)
     configs = [_run_config(compiled, "no_stall", 1, 200_000) for compiled in compiled_programs]
-    result_path = run_directory(case) / "result.jsonl"
-    result_path.parent.mkdir(parents=True, exist_ok=True)
-    result_path.unlink(missing_ok=True)
     built = build_design(_fabric_key(spec), fabric)
     runs = [config for config, _ in configs]
-    run_cocotb(built, "testbench.rsn.tb_latency", case,
-               {"RIVULET_LATENCY_RUN": json.dumps({"ports": [astuple(port) for port in ports], "runs": runs}),
-                "RIVULET_LATENCY_RESULT": str(result_path)})
-    records = sorted((json.loads(line) for line in result_path.read_text().splitlines()),
-                     key=lambda record: record["index"])
+    with run_directory(case) as directory:
+        result_path = directory / "result.jsonl"
+        run_cocotb(built, "testbench.rsn.tb_latency", directory,
+                   {"RIVULET_LATENCY_RUN": json.dumps({"ports": [astuple(port) for port in ports],
+                                                       "runs": runs}),
+                    "RIVULET_LATENCY_RESULT": str(result_path)})
+        records = sorted((json.loads(line) for line in result_path.read_text().splitlines()),
+                         key=lambda record: record["index"])
     return [TimedRun(_result(record, layout).cycles, record["done_cycle"], record["ctrl_cycles"],
                      record["arrivals"])
             for record, (_, layout) in zip(records, configs, strict=True)]

@@ -76,12 +76,11 @@ def test_verilator(config):
              "max_cycles": max_cycles_for(config["mem_depth"], WORDS)}
     built = build_design(f"rsn-mem-width={config['width']}-mem_depth={config['mem_depth']}",
                          component)
-    summary = run_directory(case) / "summary.jsonl"
-    summary.parent.mkdir(parents=True, exist_ok=True)
-    summary.unlink(missing_ok=True)
-    run_cocotb(built, "testbench.rsn.tb_mem", case,
-               {"RIVULET_MEM_BENCH": json.dumps(setup), "RIVULET_BENCH_SUMMARY": str(summary)})
-    records = [json.loads(line) for line in summary.read_text().splitlines()]
+    with run_directory(case) as directory:
+        summary = directory / "summary.jsonl"
+        run_cocotb(built, "testbench.rsn.tb_mem", directory,
+                   {"RIVULET_MEM_BENCH": json.dumps(setup), "RIVULET_BENCH_SUMMARY": str(summary)})
+        records = [json.loads(line) for line in summary.read_text().splitlines()]
     assert len(records) == len(PROFILES) * len(seeds)
     assert all(record["words"] >= WORDS for record in records)
 

@@ -4,7 +4,6 @@ are stored modulo 2^width and run; and a short host input is named up front, by 
 model and by the read-out helper that a hung RTL run uses."""
 
 import dataclasses
-import json
 
 import pytest
 
@@ -137,7 +136,6 @@ def test_a_hung_rtl_run_names_the_short_host_input():
     fabric waits for the 2 missing tokens until its watchdog fires, and the bench's count of the
     tokens it sent names the short input through rsn.readout."""
     from rivulet.sim.fabric_run import run_many_on_rtl
-    from rivulet.sim.verilator import run_directory
 
     compiled = compile_program(pass_through([1, 2, 3, 4, 5]), line_fabric())
     cut = dataclasses.replace(compiled, program=dataclasses.replace(compiled.program,
@@ -146,9 +144,7 @@ def test_a_hung_rtl_run_names_the_short_host_input():
                              max_cycles=5000, expect_stall=True)
     assert rtl.stalled_cycle is not None and rtl.done_cycle is None
     assert rtl.outputs["out0"] == [1, 2, 3]
-    (record,) = [json.loads(line) for line in
-                 (run_directory("short-host-input") / "result.jsonl").read_text().splitlines()]
-    assert short_host_inputs(compiled.program, record["host_sent"]) == [
+    assert short_host_inputs(compiled.program, rtl.host_sent) == [
         "host input 'in0' (node 'x') is short: 3 tokens sent, but stream x.o0 -> copy.i0 declares 5"]
 
 
