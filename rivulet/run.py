@@ -90,11 +90,15 @@ def run_program(case, spec, *, sim: str = "model", seed: int = 1, profile: str =
         _report_units(compiled, model.firings, model.link_beats, say)
     if sim in ("rtl", "both"):
         from .sim.fabric_run import run_on_rtl
+        from .sim.verilator import CocotbFailure
         say(f"== RTL (Verilator), stall profile {profile}, seed {seed}"
             " (the first run builds the fabric; that takes minutes)")
         started = time.monotonic()
         extra = register_reads(compiled) if program.reads else None
-        rtl = run_on_rtl(compiled, profile=profile, seed=seed, extra_reads=extra)
+        try:
+            rtl = run_on_rtl(compiled, profile=profile, seed=seed, extra_reads=extra)
+        except CocotbFailure as failure:     # a hang names the host input it waits for
+            raise RunMismatch(f"RTL: {failure}") from None
         results["rtl"] = rtl
         say(f"   done after {rtl.cycles} fabric cycles ({time.monotonic() - started:.1f} s wall)")
         rtl.register_values = split_register_reads(compiled, getattr(rtl, "extra", []))

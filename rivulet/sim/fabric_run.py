@@ -4,20 +4,29 @@ The fabric is built once per fabric description (Verilator, via rivulet/sim/veri
 sends the image, streams the host inputs with the stall profile's random idle, takes the host
 outputs with its random back-pressure, waits for ``done``, then reads every used tile's firing
 counter and link beat counters and the global cycle counter through the control plane.
+
+A run that fails (the watchdog fires, the bench sees no progress, a token is wrong) raises
+:class:`FabricRunFailure`, which names each failing run, the host inputs it took fewer tokens
+from than their streams declare (the usual cause of a hang), the bench's error and the log.
 """
 
 import dataclasses
 import hashlib
 import json
 from dataclasses import astuple
+from pathlib import Path
 
 from rsn.fabric import Fabric
-from rsn.readout import RtlResult, counter_reads, parse_readback, used_tiles
+from rsn.readout import RtlResult, counter_reads, parse_readback, short_host_inputs, used_tiles
 
 from .streams import stream_ports
-from .verilator import build_design, run_cocotb, run_directory
+from .verilator import CocotbFailure, build_design, run_cocotb, run_directory
 
-__all__ = ["RtlResult", "run_on_rtl", "run_many_on_rtl", "counter_reads"]
+__all__ = ["RtlResult", "run_on_rtl", "run_many_on_rtl", "counter_reads", "FabricRunFailure"]
+
+
+class FabricRunFailure(CocotbFailure):
+    """Runs on the Verilated fabric failed; the message says which, and why, per run."""
 
 
 def _hardware(spec):
@@ -77,11 +86,42 @@ def run_many_on_rtl(compiled_programs, *, profiles, seeds, case: str, max_cycles
         # A file, not the variable itself: the images of many runs exceed an environment string's limit.
         config_path = directory / "runs.json"
         config_path.write_text(json.dumps({"ports": [astuple(port) for port in ports], "runs": runs}))
-        run_cocotb(built, "rivulet.sim.tb_fabric", directory,
-                   {"RIVULET_FABRIC_RUN": str(config_path), "RIVULET_FABRIC_RESULT": str(result_path)})
-        records = sorted((json.loads(line) for line in result_path.read_text().splitlines()),
-                         key=lambda record: record["index"])
+        try:
+            run_cocotb(built, "rivulet.sim.tb_fabric", directory,
+                       {"RIVULET_FABRIC_RUN": str(config_path), "RIVULET_FABRIC_RESULT": str(result_path)})
+        except CocotbFailure as failure:
+            raise _failure(failure, _records(result_path), compiled_programs, directory) from None
+        records = _records(result_path)
     return [_result(record, layout) for record, layout in zip(records, layouts, strict=True)]
+
+
+def _records(result_path) -> list[dict]:
+    lines = result_path.read_text().splitlines() if result_path.exists() else []
+    return sorted((json.loads(line) for line in lines), key=lambda record: record["index"])
+
+
+def _failure(failure: CocotbFailure, records: list[dict], compiled_programs, directory) -> CocotbFailure:
+    """The failing runs of ``records``, each with the host inputs it was short of; ``failure``
+    itself when no run reported an error (the simulation itself broke)."""
+    failed = [record for record in records if record.get("error")]
+    if not failed:
+        return failure
+    lines = []
+    for record in failed:
+        program = compiled_programs[record["index"]].program
+        causes = short_host_inputs(program, record.get("host_sent") or {}) + [record["error"]]
+        which = program.name if len(compiled_programs) == 1 else f"run {record['index']} ({program.name})"
+        lines.append(f"{which}: " + "; ".join(causes))
+    log = directory / "sim.log"
+    return FabricRunFailure("\n".join(lines) + f"\n(log: {_shown(log)})")
+
+
+def _shown(path) -> str:
+    """``path`` relative to the working directory when it lies below it."""
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
 
 
 def run_on_rtl(compiled, *, profile: str = "random_stall_50", seed: int = 1,

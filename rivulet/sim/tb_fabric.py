@@ -4,7 +4,8 @@ read the counters back.
 The runs arrive as a JSON file named by ``RIVULET_FABRIC_RUN`` (see rivulet/sim/fabric_run.py; a
 file, because many runs' images exceed what one environment variable may hold): one cocotb test
 per run, each starting from reset, in one simulation. Results (host outputs, read-back words,
-cycles, tokens taken per host input) go to ``RIVULET_FABRIC_RESULT``, one JSON line per run.
+cycles, tokens taken per host input) go to ``RIVULET_FABRIC_RESULT``, one JSON line per run,
+also for a run that fails (``error`` then says why): the tokens it took name a short host input.
 """
 
 import json
@@ -34,10 +35,16 @@ async def fabric_run(dut, index):
         host_inputs=run["host_inputs"], host_outputs=run["host_outputs"],
         profile=run["profile"], seed=run["seed"], expect_stall=run.get("expect_stall", False))
     Clock(dut.clk, 10, unit="ns").start()
-    cycles = await run_bench(dut, bench, run["max_cycles"])
-    checker = bench.checker
-    with open(os.environ["RIVULET_FABRIC_RESULT"], "a") as result:
-        result.write(json.dumps({"index": index, "outputs": checker.outputs, "readback": checker.readback,
-                                 "done_cycle": checker.done_cycle, "stalled_cycle": checker.stalled_cycle,
-                                 "cycles": cycles, "host_sent": checker.host_sent()}) + "\n")
+    checker, cycles, error = bench.checker, None, None
+    try:
+        cycles = await run_bench(dut, bench, run["max_cycles"])
+    except BaseException as failure:
+        error = str(failure) or type(failure).__name__
+        raise
+    finally:
+        with open(os.environ["RIVULET_FABRIC_RESULT"], "a") as result:
+            result.write(json.dumps({
+                "index": index, "outputs": checker.outputs, "readback": checker.readback,
+                "done_cycle": checker.done_cycle, "stalled_cycle": checker.stalled_cycle, "cycles": cycles,
+                "host_sent": checker.host_sent(), "error": error}) + "\n")
     cocotb.log.info("run %d done at cycle %s", index, checker.done_cycle)
