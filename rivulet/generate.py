@@ -1,11 +1,9 @@
-"""Write a catalog component's Verilog (and optionally its port list), atomically.
+"""Write a catalog component's Verilog (and optionally its port list), atomically (:mod:`.files`).
 
 Used by ``rivulet generate`` and by the demo, so both produce exactly the same files.
 """
 
 import json
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,6 +11,8 @@ from amaranth.back import verilog
 
 from hw.catalog import build
 from rsn.fu_kinds import component_catalog
+
+from .files import write_atomically
 
 __all__ = ["Generated", "generate", "write_atomically"]
 
@@ -22,19 +22,6 @@ class Generated:
     path: Path
     module: str
     lines: int
-
-
-def write_atomically(path: Path, text: str):
-    """Write via a temporary file, so a failure never leaves a partial file behind."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(descriptor, "w") as file:
-            file.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        os.unlink(temporary)
-        raise
 
 
 def generate(name: str, values: dict, output: Path, *, top: str | None = None,

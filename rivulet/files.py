@@ -1,0 +1,34 @@
+"""Files the command writes: whole or not at all, with the permissions any other tool would give.
+
+A temporary file (which ``tempfile`` creates private, 0600) is renamed into place, so a failure
+never leaves half a file; it is given ``0666`` less the umask first, so the result reads as a
+file written by ``open()`` does (0644 under the usual umask 022).
+"""
+
+import os
+import tempfile
+from pathlib import Path
+
+__all__ = ["write_atomically", "normal_mode"]
+
+
+def normal_mode() -> int:
+    """The mode ``open()`` gives a new file under the current umask."""
+    umask = os.umask(0)     # the only way to read it; set straight back
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+def write_atomically(path: Path, text: str):
+    """Write ``text`` to ``path`` via a temporary file beside it, with :func:`normal_mode`."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(descriptor, "w") as file:
+            file.write(text)
+        os.chmod(temporary, normal_mode())
+        os.replace(temporary, path)
+    except BaseException:
+        os.unlink(temporary)
+        raise
