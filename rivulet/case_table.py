@@ -63,8 +63,7 @@ def run_table(workload, cases, spec, *, sim: str, seed: int, profile: str, say) 
             problems[k] += _model_problems(case, image, spec)
     results = [None] * len(cases)
     if on_rtl:
-        say("== RTL (Verilator): one simulation for every case (the first run builds the fabric; that "
-            "takes minutes)")
+        say("== RTL (Verilator): one simulation for every case")
         results = _rtl_results(workload, compiled, seed=seed, profile=profile)
     headers, rows, failures = None, [], []
     for k, (case, image, result) in enumerate(zip(cases, compiled, results, strict=True)):

@@ -5,6 +5,8 @@ back-end (:mod:`rivulet.sim`); nothing but the tests and benchmarks imports it. 
 """
 
 import argparse
+import contextlib
+import os
 import sys
 from pathlib import Path
 
@@ -107,7 +109,12 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--seed", type=int, default=1, help="seed for placement and stall patterns")
     run.add_argument("--profile", default="random_stall_50",
                      help="host-port stall profile for the RTL run (default: random_stall_50)")
-    run.add_argument("--waves", action="store_true", help="write waves of the RTL run (build/sim-runs/)")
+    run.add_argument("--waves", action="store_true",
+                     help="write waves of the RTL run into its directory build/sim-runs/<case>-<pid>-<n>/ "
+                          "(kept; the command says where and how to open them)")
+    run.add_argument("--keep", action="store_true",
+                     help="keep the RTL run's directory (results, log) when it passes; a failed run's "
+                          "is always kept")
     run.add_argument("--vectors", type=Path, metavar="VECTORS.json",
                      help="for a dataflow graph PROGRAM.json (RipTide JSON): its cases; --sim model runs "
                           "them on the Ripple golden model, --sim rtl/both on pe tiles (default fabric "
@@ -173,23 +180,21 @@ def _generate_fabric(arguments) -> int:
 
 
 def _run(arguments) -> int:
-    import os
-
     from rsn.model import DeadlockError
 
     from .errors import RunMismatch
     from .run import run_file
-    if arguments.waves:
-        os.environ["WAVES"] = "1"
     if arguments.profile not in PROFILES:
         raise ParameterError(f"--profile {arguments.profile!r} is not a stall profile; "
                              f"choose one of: {', '.join(PROFILES)}")
     try:
         if arguments.sim == "board" and not arguments.port:
             raise ParameterError("--sim board needs --port, the board's serial port (e.g. /dev/ttyUSB1)")
-        run_file(arguments.program, fabric=arguments.fabric, sim=arguments.sim, seed=arguments.seed,
-                 profile=arguments.profile, port=arguments.port, baud=arguments.baud,
-                 vectors=arguments.vectors, definitions=arguments.definitions)
+        with _environment(WAVES="1" if arguments.waves else None,
+                          RIVULET_KEEP_RUNS="1" if arguments.keep else None):
+            run_file(arguments.program, fabric=arguments.fabric, sim=arguments.sim, seed=arguments.seed,
+                     profile=arguments.profile, port=arguments.port, baud=arguments.baud,
+                     vectors=arguments.vectors, definitions=arguments.definitions)
     except RunMismatch as mismatch:
         print(f"rivulet: MISMATCH: {mismatch}", file=sys.stderr)
         return 1
@@ -200,6 +205,23 @@ def _run(arguments) -> int:
         print(f"rivulet: board: {error}", file=sys.stderr)
         return 1
     return 0
+
+
+@contextlib.contextmanager
+def _environment(**settings):
+    """The variables in ``settings`` that are not None, set for the block, then restored: the
+    simulation back-end reads them (WAVES, RIVULET_KEEP_RUNS), and main() may run again."""
+    settings = {name: value for name, value in settings.items() if value is not None}
+    previous = {name: os.environ.get(name) for name in settings}
+    os.environ.update(settings)
+    try:
+        yield
+    finally:
+        for name, value in previous.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def _board_errors() -> tuple:

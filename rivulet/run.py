@@ -91,8 +91,7 @@ def run_program(case, spec, *, sim: str = "model", seed: int = 1, profile: str =
     if sim in ("rtl", "both"):
         from .sim.fabric_run import run_on_rtl
         from .sim.verilator import CocotbFailure
-        say(f"== RTL (Verilator), stall profile {profile}, seed {seed}"
-            " (the first run builds the fabric; that takes minutes)")
+        say(f"== RTL (Verilator), stall profile {profile}, seed {seed}")
         started = time.monotonic()
         extra = register_reads(compiled) if program.reads else None
         try:

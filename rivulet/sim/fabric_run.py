@@ -14,12 +14,12 @@ import dataclasses
 import hashlib
 import json
 from dataclasses import astuple
-from pathlib import Path
 
 from rsn.fabric import Fabric
 from rsn.readout import RtlResult, counter_reads, parse_readback, short_host_inputs, used_tiles
 
 from .streams import stream_ports
+from .toolchain import shown_path
 from .verilator import CocotbFailure, build_design, run_cocotb, run_directory
 
 __all__ = ["RtlResult", "run_on_rtl", "run_many_on_rtl", "counter_reads", "FabricRunFailure"]
@@ -80,7 +80,7 @@ def run_many_on_rtl(compiled_programs, *, profiles, seeds, case: str, max_cycles
         config, layout = _run_config(compiled, profile, seed, max_cycles, expect_stall, extra)
         runs.append(config)
         layouts.append(layout)
-    built = build_design(_fabric_key(spec), fabric)
+    built = build_design(_fabric_key(spec), fabric, what=f"the Verilated fabric {spec.rows}x{spec.cols}")
     with run_directory(case) as directory:
         result_path = directory / "result.jsonl"
         # A file, not the variable itself: the images of many runs exceed an environment string's limit.
@@ -113,15 +113,7 @@ def _failure(failure: CocotbFailure, records: list[dict], compiled_programs, dir
         which = program.name if len(compiled_programs) == 1 else f"run {record['index']} ({program.name})"
         lines.append(f"{which}: " + "; ".join(causes))
     log = directory / "sim.log"
-    return FabricRunFailure("\n".join(lines) + f"\n(log: {_shown(log)})")
-
-
-def _shown(path) -> str:
-    """``path`` relative to the working directory when it lies below it."""
-    try:
-        return str(path.relative_to(Path.cwd()))
-    except ValueError:
-        return str(path)
+    return FabricRunFailure("\n".join(lines) + f"\n(log: {shown_path(log)})")
 
 
 def run_on_rtl(compiled, *, profile: str = "random_stall_50", seed: int = 1,

@@ -10,7 +10,8 @@ import sys
 from functools import cache
 from pathlib import Path
 
-__all__ = ["REPOSITORY", "BUILD_ROOT", "tool_environment", "use_tool_environment", "fst_supported"]
+__all__ = ["REPOSITORY", "BUILD_ROOT", "tool_environment", "use_tool_environment", "fst_supported",
+           "shown_path"]
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 BUILD_ROOT = REPOSITORY / "build"
@@ -65,3 +66,12 @@ _INCLUDE_DIRS = ("/usr/include", "/usr/local/include")
 def fst_supported() -> bool:
     """Verilator's FST writer needs the lz4 headers (Debian: liblz4-dev); VCD needs nothing."""
     return any(Path(directory, "lz4.h").exists() for directory in _INCLUDE_DIRS)
+
+
+def shown_path(path) -> str:
+    """``path`` relative to the working directory when it lies below it: shorter in a message,
+    and the same on every machine."""
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)

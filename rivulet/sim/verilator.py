@@ -10,15 +10,16 @@ import contextlib
 import fcntl
 import hashlib
 import os
-import sys
 import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass
 from pathlib import Path
 
 from amaranth.back import verilog
 
+from .progress import Progress, say_on_stderr
 from .run_dirs import run_directory, safe_name
-from .toolchain import BUILD_ROOT, fst_supported, use_tool_environment
+from .toolchain import BUILD_ROOT, shown_path, use_tool_environment
+from .waves import say_where_waves_went, trace_args, waves_requested
 from .wrappers import Clocked
 
 __all__ = ["VerilatedDesign", "build_design", "run_cocotb", "run_directory", "CocotbFailure",
@@ -36,24 +37,6 @@ class VerilatedDesign:
     key: str
     build_dir: Path
     toplevel: str = "top"
-
-
-def waves_requested() -> bool:
-    return os.environ.get("WAVES", "") not in ("", "0")
-
-
-_fst_note_given = False
-
-
-def _trace_args() -> list[str]:
-    global _fst_note_given
-    if fst_supported():
-        return ["--trace-fst", "--trace-structs"]
-    if not _fst_note_given:
-        print("note: lz4 headers not found (Debian: liblz4-dev); waves are written as VCD "
-              "instead of FST", file=sys.stderr)
-        _fst_note_given = True
-    return []
 
 
 # Above this much Verilog, compiling the model with optimisation takes longer than the tests
@@ -82,35 +65,63 @@ def _compiler_optimisation(verilog_bytes: int):
             os.environ["MAKEFLAGS"] = previous
 
 
-def build_design(key: str, component, *, wrap: bool = True) -> VerilatedDesign:
+def build_design(key: str, component, *, wrap: bool = True, what: str | None = None,
+                 say=say_on_stderr) -> VerilatedDesign:
     """Convert ``component`` (wrapped to have a clock) and build it with Verilator, once.
 
     ``wrap=False`` converts the component as it is, for a top with its own clock domain and
-    plain pins (a board top).
+    plain pins (a board top). ``what`` names the design in the progress lines ``say`` gets: a
+    build takes minutes, so its phase and time are said as it goes, and a cached build says so.
     """
-    from cocotb_tools.runner import get_runner
-
     use_tool_environment()
     waves = waves_requested()
     key = safe_name(key) + ("-waves" if waves else "")
+    what = what or f"the Verilated model {key}"
     build_dir = SIM_ROOT / key
     SIM_ROOT.mkdir(parents=True, exist_ok=True)
-    text = verilog.convert(Clocked(component) if wrap else component, name="top", emit_src=False)
+    with Progress(f"converting {what} to Verilog", quiet_for=10.0, say=say):
+        text = verilog.convert(Clocked(component) if wrap else component, name="top", emit_src=False)
     digest = hashlib.sha256(text.encode()).hexdigest()
     with open(SIM_ROOT / f"{key}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+        _lock(lock, what, say)
         stamp = build_dir / "built.sha256"
-        if not (stamp.exists() and stamp.read_text() == digest):
-            build_dir.mkdir(parents=True, exist_ok=True)
-            source = build_dir / "top.v"
-            source.write_text(text)
-            with _compiler_optimisation(len(text)):
-                get_runner("verilator").build(
-                    sources=[source], hdl_toplevel="top", build_dir=build_dir, always=True,
-                    build_args=["-Wno-fatal", *(_trace_args() if waves else [])], waves=waves,
-                    log_file=build_dir / "build.log")
+        if stamp.exists() and stamp.read_text() == digest:
+            say(f"using the cached build in {shown_path(build_dir)} ({what})")
+        else:
+            _build(build_dir, text, what, waves, say)
             stamp.write_text(digest)
     return VerilatedDesign(key, build_dir)
+
+
+def _lock(lock, what: str, say):
+    """Take the build's lock; say so when another process holds it (it is building the same)."""
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        with Progress(f"waiting for another process's build of {what}", say=say):
+            fcntl.flock(lock, fcntl.LOCK_EX)
+
+
+def _build(build_dir: Path, text: str, what: str, waves: bool, say):
+    """Verilator, then the C++ compile of its model, with a progress line for each phase."""
+    from cocotb_tools.runner import get_runner
+
+    build_dir.mkdir(parents=True, exist_ok=True)
+    source = build_dir / "top.v"
+    source.write_text(text)
+    started = os.stat(source).st_mtime
+
+    def phase() -> str:
+        makefile = build_dir / "Vtop.mk"      # what verilator writes last, before make starts
+        return ("compiling the C++ model" if makefile.exists() and makefile.stat().st_mtime >= started
+                else "verilator")
+
+    with (_compiler_optimisation(len(text)),
+          Progress(f"building {what}", phase=phase, done=f"built {what} ({shown_path(build_dir)})", say=say)):
+        get_runner("verilator").build(
+            sources=[source], hdl_toplevel="top", build_dir=build_dir, always=True,
+            build_args=["-Wno-fatal", *(trace_args(say) if waves else [])], waves=waves,
+            log_file=build_dir / "build.log")
 
 
 def run_cocotb(design: VerilatedDesign, test_module: str, test_dir: Path,
@@ -140,6 +151,8 @@ def run_cocotb(design: VerilatedDesign, test_module: str, test_dir: Path,
     if failures:
         raise CocotbFailure(f"{len(failures)} cocotb test(s) failed (log: {test_dir / 'sim.log'}):\n"
                             + "\n".join(failures))
+    if waves_requested():
+        say_where_waves_went(test_dir)
     return results
 
 
