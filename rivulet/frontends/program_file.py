@@ -8,10 +8,16 @@ parameters. Without ``--fabric``, the file's ``FABRIC`` (a path, relative to the
 its fabric, else ``examples/fabrics/default.toml``. What ``program()`` returns picks the
 front-end (:data:`PROGRAM_KINDS`): an ``rsn.program.Program``, a :class:`RippleProgram` or an
 :class:`SnnProgram`.
+
+The file is the user's input, so whatever goes wrong in it (a syntax error, an exception while
+it loads or inside ``program()``, such as a builder's or a network's validation error, or the
+wrong kind of result) is refused as input: ``FILE:LINE: what happened``, the line being the
+file's own innermost line in the traceback, not the loader's frames.
 """
 
 import importlib.util
 import inspect
+import traceback
 from pathlib import Path
 
 from rsn.fabric_spec import DEFAULT_FABRIC
@@ -73,12 +79,16 @@ class ProgramFile:
         takes_fabric, parameters = _bind(path, function, options.parameters)
 
         def lower(spec) -> list:
-            made = function(**({"fabric": spec} if takes_fabric else {}), **parameters)
+            try:
+                made = function(**({"fabric": spec} if takes_fabric else {}), **parameters)
+            except Exception as error:
+                raise FrontendError(_located(path, error, "in program()")) from error
             for kind, lower_kind in PROGRAM_KINDS.items():
                 if isinstance(made, kind):
                     return [lower_kind(made, spec, path)]
-            raise FrontendError(f"{path}: program() returned a {type(made).__name__}; it must return one "
-                                f"of: " + ", ".join(kind.__name__ for kind in PROGRAM_KINDS))
+            raise FrontendError(f"{path}:{function.__code__.co_firstlineno}: program() returned "
+                                f"{_shown_value(made)}; it must return one of: "
+                                + ", ".join(kind.__name__ for kind in PROGRAM_KINDS))
 
         return Workload(name=path.stem, path=path, default_fabric=_default_fabric(path, module),
                         lower=lower)
@@ -89,8 +99,30 @@ def _module(path: Path):
         raise FrontendError(f"program file {path} does not exist")
     module_spec = importlib.util.spec_from_file_location(f"rivulet_program_{path.stem}", path)
     module = importlib.util.module_from_spec(module_spec)
-    module_spec.loader.exec_module(module)
+    try:
+        module_spec.loader.exec_module(module)
+    except SyntaxError as error:
+        if error.filename is None or Path(error.filename).resolve() != path.resolve():
+            raise FrontendError(_located(path, error, "while loading the file")) from error
+        text = f" in: {error.text.strip()}" if error.text and error.text.strip() else ""
+        raise FrontendError(f"{path}:{error.lineno}: syntax error: {error.msg}{text}") from error
+    except Exception as error:
+        raise FrontendError(_located(path, error, "while loading the file")) from error
     return module
+
+
+def _shown_value(value) -> str:
+    text = repr(value)
+    return f"{text if len(text) <= 40 else text[:37] + '...'} (type {type(value).__name__})"
+
+
+def _located(path: Path, error: Exception, where: str) -> str:
+    """``FILE:LINE: where: Error: message``, LINE being the innermost line of ``path`` the
+    traceback passes through (where the file called what raised)."""
+    lines = [frame.lineno for frame in traceback.extract_tb(error.__traceback__)
+             if Path(frame.filename).resolve() == path.resolve()]
+    location = f"{path}:{lines[-1]}" if lines else str(path)
+    return f"{location}: {where}: {type(error).__name__}: {error}"
 
 
 def _default_fabric(path: Path, module) -> Path:
