@@ -7,23 +7,24 @@ of a failing case follow it.
 """
 
 from rsn.model import DeadlockError, FabricModel
-from rsn.readout import model_register_reads, register_reads, split_register_reads
+from rsn.readout import model_register_reads, register_reads, split_register_reads, used_tiles
 
 from .errors import RunMismatch
+from .report import RunRecord, run_figures
 
 __all__ = ["run_table"]
 
 
-def _model_problems(case, compiled, spec) -> list[str]:
-    """The case on the fabric's golden model, judged by its checker."""
+def _on_model(case, compiled, spec) -> tuple:
+    """The case on the fabric's golden model, judged by its checker: (result or None, problems)."""
     model = FabricModel(spec)
     try:
         result = model.run(compiled.image, case.program.host_inputs)
     except (DeadlockError, *case.model_errors) as error:
-        return [f"fabric model: {error}"]
-    reads = model_register_reads(model, compiled)
-    return [f"fabric model: {problem}"
-            for problem in case.check(compiled, result.outputs, result.firings, reads)]
+        return None, [f"fabric model: {error}"]
+    result.register_values = model_register_reads(model, compiled)
+    return result, [f"fabric model: {problem}" for problem in
+                    case.check(compiled, result.outputs, result.firings, result.register_values)]
 
 
 def _rtl_results(workload, compiled, *, seed: int, profile: str) -> list:
@@ -48,9 +49,12 @@ def _table(rows: list[list[str]], headers: list[str]):
         yield "   " + " ".join(cells)
 
 
-def run_table(workload, cases, spec, *, sim: str, seed: int, profile: str, say) -> dict:
-    """Run ``cases`` (lowered for ``spec``); raise :class:`RunMismatch` if any fails."""
+def run_table(workload, cases, spec, *, sim: str, seed: int, profile: str, say, record=None) -> dict:
+    """Run ``cases`` (lowered for ``spec``); raise :class:`RunMismatch` if any fails. ``record``
+    (a :class:`~rivulet.report.RunRecord`) collects each case's results."""
+    record = record if record is not None else RunRecord()
     compiled = [case.compile(case.program, spec, seed) for case in cases]
+    entries = [record.case(case.name, case.origin) for case in cases]
     on_model, on_rtl = sim in ("model", "both"), sim in ("rtl", "both")
     tiles = max(len(image.program.graph.fu_nodes()) for image in compiled)
     say(f"{workload.name} ({workload.path.name}): {len(cases)} cases lowered to a {spec.rows}x{spec.cols} "
@@ -60,17 +64,27 @@ def run_table(workload, cases, spec, *, sim: str, seed: int, profile: str, say) 
     problems = [list(case.problems) for case in cases]
     if on_model:
         for k, (case, image) in enumerate(zip(cases, compiled, strict=True)):
-            problems[k] += _model_problems(case, image, spec)
+            model, found = _on_model(case, image, spec)
+            problems[k] += found
+            if model is not None:
+                entries[k].runs["model"] = run_figures(model, used_tiles(image))
     results = [None] * len(cases)
     if on_rtl:
         say("== RTL (Verilator): one simulation for every case")
-        results = _rtl_results(workload, compiled, seed=seed, profile=profile)
+        try:
+            results = _rtl_results(workload, compiled, seed=seed, profile=profile)
+        except RunMismatch as mismatch:
+            for entry in entries:
+                entry.fail([str(mismatch)])
+            raise
     headers, rows, failures = None, [], []
     for k, (case, image, result) in enumerate(zip(cases, compiled, results, strict=True)):
         reads = None
         if result is not None:
-            reads = split_register_reads(image, result.extra)
+            reads = result.register_values = split_register_reads(image, result.extra)
             problems[k] += case.check(image, result.outputs, result.firings, reads)
+            entries[k].runs["rtl"] = run_figures(result, used_tiles(image))
+        entries[k].judged(problems[k])
         figures = {"RTL cyc": str(result.cycles)} if result is not None else {}
         figures["image"] = str(len(image.image))
         if case.summary is not None:

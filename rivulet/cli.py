@@ -2,12 +2,16 @@
 
 It sits on top of the dependency order, so it may drive every front-end and the simulation
 back-end (:mod:`rivulet.sim`); nothing but the tests and benchmarks imports it. See docs/layout.md.
+Exit statuses (:mod:`rivulet.exits`): 0 passed, 1 results differ, 2 bad input, 3 internal error,
+130 / 143 interrupted by Ctrl-C / SIGTERM.
 """
 
 import argparse
 import contextlib
+import json
 import os
 import sys
+import traceback
 from pathlib import Path
 
 from board.boards import BOARDS, BoardError, board_named
@@ -23,8 +27,20 @@ from rsn.place import PlaceError
 from rsn.program import ProgramLoadError
 from rsn.route import RouteError
 
+from .errors import RunFailed
+from .exits import (
+    BAD_INPUT,
+    DIFFERED,
+    INTERNAL_ERROR,
+    INTERRUPTED,
+    TERMINATED,
+    Terminated,
+    crash_line,
+    signals_unwind,
+)
 from .frontends import FrontendError
 from .generate import generate
+from .report import RunRecord
 from .sim.streams import PROFILES
 
 __all__ = ["main", "USER_ERRORS"]
@@ -39,22 +55,40 @@ examples:
   rivulet generate token_queue --param width=32 --param depth=16 -o token_queue.v
   rivulet generate fork -p n=3 -p mode=lockstep -o fork3.v --metadata fork3.json
   rivulet build --board icebreaker
+
+exit status: 0 passed, 1 results differ, 2 bad input, 3 internal error (a bug),
+130 / 143 interrupted (Ctrl-C / SIGTERM)
 """
+
+_DEBUG_HELP = "on an error, print the Python traceback too (also RIVULET_DEBUG=1)"
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        return version("rivulet-hw")
+    except PackageNotFoundError:
+        return "unknown (the rivulet-hw package is not installed; run `make install`)"
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rivulet", formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Generate, verify and build spatial dataflow hardware.", epilog=_EXAMPLES)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    parser.add_argument("--debug", action="store_true", help=_DEBUG_HELP)
+    # --debug after the command too; SUPPRESS keeps a subcommand from resetting the top-level one.
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=_DEBUG_HELP)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     listing = commands.add_parser(
-        "list", help="list the components you can generate, with their parameters",
+        "list", parents=[common], help="list the components you can generate, with their parameters",
         description="List every component of the catalog with its parameters and defaults.")
     listing.set_defaults(handler=_list)
 
     generate = commands.add_parser(
-        "generate", formatter_class=argparse.RawDescriptionHelpFormatter,
+        "generate", parents=[common], formatter_class=argparse.RawDescriptionHelpFormatter,
         help="write the Verilog of one component",
         description="Write the Verilog of one component. Stream ports keep Amaranth's names "
                     "(i__payload, i__valid, i__ready, o__...; arrays as o__0__payload), so "
@@ -82,7 +116,7 @@ def _parser() -> argparse.ArgumentParser:
     generate.set_defaults(handler=_generate)
 
     run = commands.add_parser(
-        "run", formatter_class=argparse.RawDescriptionHelpFormatter,
+        "run", parents=[common], formatter_class=argparse.RawDescriptionHelpFormatter,
         help="compile a program and run it on the golden model and/or the RTL fabric",
         description="Lower PROGRAM for a fabric, run it, check the results against the program's own "
                     "reference, and report per-FU firings and per-link beats (and cycles on the RTL). "
@@ -115,6 +149,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--keep", action="store_true",
                      help="keep the RTL run's directory (results, log) when it passes; a failed run's "
                           "is always kept")
+    run.add_argument("--json", action="store_true",
+                     help="print the results as JSON on stdout (outputs, cycles, per-tile counters, "
+                          "pass/fail per case, exit status, error); the report goes to stderr")
     run.add_argument("--vectors", type=Path, metavar="VECTORS.json",
                      help="for a dataflow graph PROGRAM.json (RipTide JSON): its cases; --sim model runs "
                           "them on the Ripple golden model, --sim rtl/both on pe tiles (default fabric "
@@ -122,7 +159,7 @@ def _parser() -> argparse.ArgumentParser:
     run.set_defaults(handler=_run)
 
     build = commands.add_parser(
-        "build", formatter_class=argparse.RawDescriptionHelpFormatter,
+        "build", parents=[common], formatter_class=argparse.RawDescriptionHelpFormatter,
         help="build an FPGA bitstream of a fabric with its UART host bridge for a board",
         description="Amaranth to Verilog, yosys synthesis, nextpnr place and route with the board's "
                     "pins (constraints/), then the bitstream. Prints utilisation and Fmax against the "
@@ -180,31 +217,29 @@ def _generate_fabric(arguments) -> int:
 
 
 def _run(arguments) -> int:
-    from rsn.model import DeadlockError
-
-    from .errors import RunMismatch
     from .run import run_file
     if arguments.profile not in PROFILES:
         raise ParameterError(f"--profile {arguments.profile!r} is not a stall profile; "
                              f"choose one of: {', '.join(PROFILES)}")
-    try:
-        if arguments.sim == "board" and not arguments.port:
-            raise ParameterError("--sim board needs --port, the board's serial port (e.g. /dev/ttyUSB1)")
-        with _environment(WAVES="1" if arguments.waves else None,
-                          RIVULET_KEEP_RUNS="1" if arguments.keep else None):
+    if arguments.sim == "board" and not arguments.port:
+        raise ParameterError("--sim board needs --port, the board's serial port (e.g. /dev/ttyUSB1)")
+    say = _on_stderr if arguments.json else print       # stdout is the JSON's alone
+    with _environment(WAVES="1" if arguments.waves else None,
+                      RIVULET_KEEP_RUNS="1" if arguments.keep else None):
+        try:
             run_file(arguments.program, fabric=arguments.fabric, sim=arguments.sim, seed=arguments.seed,
                      profile=arguments.profile, port=arguments.port, baud=arguments.baud,
-                     vectors=arguments.vectors, definitions=arguments.definitions)
-    except RunMismatch as mismatch:
-        print(f"rivulet: MISMATCH: {mismatch}", file=sys.stderr)
-        return 1
-    except DeadlockError as deadlock:
-        print(f"rivulet: {deadlock}", file=sys.stderr)
-        return 1
-    except _board_errors() as error:
-        print(f"rivulet: board: {error}", file=sys.stderr)
-        return 1
+                     vectors=arguments.vectors, definitions=arguments.definitions, say=say,
+                     record=arguments.record)
+        except _board_errors() as error:
+            if arguments.sim != "board":
+                raise
+            raise RunFailed(f"board: {error}") from error
     return 0
+
+
+def _on_stderr(line: str):
+    print(line, file=sys.stderr)
 
 
 @contextlib.contextmanager
@@ -260,12 +295,45 @@ def _shown(path: Path) -> str:
 
 
 def main(argv=None) -> int:
+    """The command: its exit status (see the module's docstring)."""
     arguments = _parser().parse_args(argv)
+    running = arguments.command == "run"
+    arguments.record = RunRecord(str(arguments.program), arguments.sim) if running else None
+    with signals_unwind():
+        status, error = _outcome(arguments)
+    if getattr(arguments, "json", False):
+        print(json.dumps(arguments.record.as_json(status, error)))
+    return status
+
+
+def _failed_runs() -> tuple:
+    from rsn.model import DeadlockError
+    return (RunFailed, DeadlockError)
+
+
+def _outcome(arguments) -> tuple[int, str | None]:
+    """Run the command: its exit status and, when it did not pass, the line said on stderr."""
+    debug = arguments.debug or os.environ.get("RIVULET_DEBUG", "") not in ("", "0")
     try:
-        return arguments.handler(arguments)
+        return arguments.handler(arguments), None
     except USER_ERRORS as error:
-        print(f"rivulet: error: {error}", file=sys.stderr)
-        return 2
+        return _said(f"error: {error}", BAD_INPUT, debug)
+    except _failed_runs() as error:
+        return _said(f"{getattr(error, 'label', '')}{error}", DIFFERED, debug)
+    except KeyboardInterrupt:
+        return _said("interrupted", INTERRUPTED)
+    except Terminated:
+        return _said("interrupted", TERMINATED)
+    except Exception as error:
+        return _said(crash_line(error), INTERNAL_ERROR, debug)
+
+
+def _said(line: str, status: int, debug: bool = False) -> tuple[int, str]:
+    """Say ``line`` on stderr (after the traceback of the error being handled, with --debug)."""
+    if debug:
+        traceback.print_exc()
+    print(f"rivulet: {line}", file=sys.stderr)
+    return status, line
 
 
 if __name__ == "__main__":

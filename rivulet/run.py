@@ -2,7 +2,8 @@
 the golden model and/or the RTL (or a board), judge each run with the case's checker, compare.
 
 One program gets a report per tile (firings, stalls, link beats); a workload of many cases (a
-vectors file) one line per case (:mod:`rivulet.case_table`).
+vectors file) one line per case (:mod:`rivulet.case_table`). Every result also goes into a
+:class:`~rivulet.report.RunRecord`, which ``--json`` prints.
 """
 
 import time
@@ -10,34 +11,37 @@ from pathlib import Path
 
 from rsn.fabric_spec import load_fabric
 from rsn.model import FabricModel
-from rsn.readout import model_register_reads, register_reads, split_register_reads
+from rsn.readout import model_register_reads, register_reads, split_register_reads, used_tiles
 
 from .case_table import run_table
 from .errors import RunMismatch
 from .frontends import FrontendError, Options, frontend_for, parse_definitions
 from .frontends.protocol import output_problems, read_problems
+from .report import RunRecord, run_figures
 
 __all__ = ["run_file", "run_program"]
 
 
 def run_file(path, *, fabric=None, sim: str = "model", seed: int = 1, profile: str = "random_stall_50",
              say=print, port: str | None = None, baud: int = 115_200, vectors=None,
-             definitions=()) -> dict:
+             definitions=(), record: RunRecord | None = None) -> dict:
     """Run the input file ``path`` on the fabric described by ``fabric`` (default: the front-end's)
     with ``-D`` ``definitions`` (``NAME=VALUE`` strings); raise :class:`RunMismatch` if a run's
-    results differ from the expected ones or from each other."""
+    results differ from the expected ones or from each other. ``record`` collects the results."""
     path = Path(path)
+    record = record if record is not None else RunRecord(str(path), sim)
     workload = frontend_for(path).load(path, Options(parse_definitions(definitions), vectors))
     if sim not in workload.sims:
         raise FrontendError(f"--sim {sim}: {path.name} runs with --sim " + ", --sim ".join(workload.sims))
     if sim == "model" and workload.model is not None:
-        return {"model": workload.model(say)}
+        return {"model": workload.model(say, record)}
     spec = load_fabric(fabric or workload.default_fabric)
     cases = workload.lower(spec)
     if workload.one_line_per_case:
-        return run_table(workload, cases, spec, sim=sim, seed=seed, profile=profile, say=say)
+        return run_table(workload, cases, spec, sim=sim, seed=seed, profile=profile, say=say, record=record)
     (case,) = cases
-    return run_program(case, spec, sim=sim, seed=seed, profile=profile, say=say, port=port, baud=baud)
+    return run_program(case, spec, sim=sim, seed=seed, profile=profile, say=say, port=port, baud=baud,
+                       record=record)
 
 
 def _report_units(compiled, firings, link_beats, say, stalls=None):
@@ -53,9 +57,10 @@ def _report_units(compiled, firings, link_beats, say, stalls=None):
             f"{firings.get(tile, 0):>8} {stall:>7}   {beats}")
 
 
-def _judge(what: str, case, compiled, result, reads: dict | None, say):
+def _judge(what: str, case, compiled, result, reads: dict | None, say, entry):
     """The case's checker on one run: raise on any problem, else say what was compared."""
     problems = case.problems + case.check(compiled, result.outputs, result.firings, reads)
+    entry.judged([f"{what}: {problem}" for problem in problems])
     if problems:
         raise RunMismatch(f"{what} vs reference: " + "; ".join(problems))
     program = case.program
@@ -67,11 +72,14 @@ def _judge(what: str, case, compiled, result, reads: dict | None, say):
 
 
 def run_program(case, spec, *, sim: str = "model", seed: int = 1, profile: str = "random_stall_50",
-                say=print, port: str | None = None, baud: int = 115_200) -> dict:
+                say=print, port: str | None = None, baud: int = 115_200,
+                record: RunRecord | None = None) -> dict:
     """Compile ``case`` for ``spec``, run it where ``sim`` says, judge and compare the runs."""
     program = case.program
+    entry = (record if record is not None else RunRecord()).case(case.name, case.origin)
     started = time.monotonic()
     compiled = case.compile(program, spec, seed)
+    tiles = used_tiles(compiled)
     say(f"{program.name}: {program.description}")
     say(f"   compiled for a {spec.rows}x{spec.cols} fabric in {time.monotonic() - started:.1f} s: "
         f"{len(compiled.image)} image words, {len(compiled.routing.routes)} streams, "
@@ -82,11 +90,13 @@ def run_program(case, spec, *, sim: str = "model", seed: int = 1, profile: str =
         try:
             model = fabric_model.run(compiled.image, program.host_inputs)
         except case.model_errors as error:
+            entry.fail([f"golden model: {error}"])
             raise RunMismatch(f"golden model: {error}") from None
         results["model"] = model
         say(f"== golden model: done={model.done}")
         model.register_values = model_register_reads(fabric_model, compiled)
-        _judge("golden model", case, compiled, model, model.register_values, say)
+        entry.runs["model"] = run_figures(model, tiles)
+        _judge("golden model", case, compiled, model, model.register_values, say, entry)
         _report_units(compiled, model.firings, model.link_beats, say)
     if sim in ("rtl", "both"):
         from .sim.fabric_run import run_on_rtl
@@ -97,18 +107,26 @@ def run_program(case, spec, *, sim: str = "model", seed: int = 1, profile: str =
         try:
             rtl = run_on_rtl(compiled, profile=profile, seed=seed, extra_reads=extra)
         except CocotbFailure as failure:     # a hang names the host input it waits for
+            entry.fail([f"RTL: {failure}"])
             raise RunMismatch(f"RTL: {failure}") from None
         results["rtl"] = rtl
         say(f"   done after {rtl.cycles} fabric cycles ({time.monotonic() - started:.1f} s wall)")
         rtl.register_values = split_register_reads(compiled, getattr(rtl, "extra", []))
-        _judge("RTL", case, compiled, rtl, rtl.register_values, say)
+        entry.runs["rtl"] = run_figures(rtl, tiles)
+        _judge("RTL", case, compiled, rtl, rtl.register_values, say, entry)
         _report_units(compiled, rtl.firings, rtl.link_beats, say, rtl.stalls)
     if sim == "board":
         board = results["rtl"] = _run_on_board(compiled, port, baud, say)
-        _judge("board", case, compiled, board, None, say)     # a board reads no registers back
+        entry.runs["board"] = run_figures(board, tiles)
+        _judge("board", case, compiled, board, None, say, entry)     # a board reads no registers back
         _report_units(compiled, board.firings, board.link_beats, say, board.stalls)
     if "model" in results and "rtl" in results:
-        _compare_runs(results["model"], results["rtl"], spec.data_width, bool(program.expected_reads), say)
+        try:
+            _compare_runs(results["model"], results["rtl"], spec.data_width, bool(program.expected_reads),
+                          say)
+        except RunMismatch as mismatch:
+            entry.fail([str(mismatch)])
+            raise
     return results
 
 

@@ -98,9 +98,10 @@ class Workload:
     ``default_fabric``: the fabric description used when the command line names none (the
     front-end's documented default). ``lower(spec)``: the cases for fabric ``spec``. ``sims``:
     where its cases can run. ``one_line_per_case``: report a table of cases (a vectors file)
-    rather than one program's tiles. ``notes``: lines that explain that table. ``model(say)``: a
-    golden model of the front-end's own that ``--sim model`` runs instead of the fabric's (RipTide
-    graphs run on the Ripple interpreter, whether or not they lower onto a fabric).
+    rather than one program's tiles. ``notes``: lines that explain that table. ``model(say, record)``:
+    a golden model of the front-end's own that ``--sim model`` runs instead of the fabric's (RipTide
+    graphs run on the Ripple interpreter, whether or not they lower onto a fabric); it adds each
+    case's figures to ``record`` (a :class:`rivulet.report.RunRecord`).
     """
     name: str
     path: Path

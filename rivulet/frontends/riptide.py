@@ -66,7 +66,7 @@ class RiptideGraph:
 
         return Workload(name=graph.name, path=path, default_fabric=RIPPLE_FABRIC, lower=lower,
                         sims=("model", "rtl", "both"), one_line_per_case=True, notes=_NOTES,
-                        model=lambda say: _run_model(path, graph, cases, vectors, say))
+                        model=lambda say, record: _run_model(path, graph, cases, vectors, say, record))
 
 
 def _lowered(graph, case: dict, k: int, spec, vectors, variant: str):
@@ -79,8 +79,9 @@ def _lowered(graph, case: dict, k: int, spec, vectors, variant: str):
                        problems=[f"golden model: {problem}" for problem in outcome.problems])
 
 
-def _run_model(path: Path, graph, cases, vectors, say) -> list:
-    """Every case on the Ripple golden model; raise :class:`RunMismatch` if any fails."""
+def _run_model(path: Path, graph, cases, vectors, say, record) -> list:
+    """Every case on the Ripple golden model; raise :class:`RunMismatch` if any fails. ``record``
+    (a :class:`~rivulet.report.RunRecord`) gets each case's figures."""
     variant = _variant(path)
     say(f"{graph.name} ({path.name}): {len(cases)} cases on the golden model "
         f"(slot depth {DEPTH}, memory latency {MEM_LATENCY}); "
@@ -89,9 +90,11 @@ def _run_model(path: Path, graph, cases, vectors, say) -> list:
         f"{'ref steps':>10}")
     results, failures = [], []
     for k, case in enumerate(cases):
+        entry = record.case(f"{graph.name}-case{k}", case.get("origin", "-"))
         try:
             outcome = run_case(graph, case, variant=variant, depth=DEPTH, mem_latency=MEM_LATENCY)
         except (DeadlockError, AtomicError, RunawayError) as error:
+            entry.fail([str(error)])
             failures.append(f"case {k}: {error}")
             say(f"   {k:<5} {case.get('origin', '-'):<10} {'FAIL':<7} {error}")
             results.append(None)
@@ -99,6 +102,9 @@ def _run_model(path: Path, graph, cases, vectors, say) -> list:
         except GraphError as error:
             raise FrontendError(f"{vectors}: case {k}: {error}") from None
         results.append(outcome)
+        entry.runs["model"] = {"cycles": outcome.cycles, "firings": outcome.firings, "ipc": outcome.ipc,
+                               "reference_steps": outcome.reference_steps}
+        entry.judged(outcome.problems)
         steps = "-" if outcome.reference_steps is None else str(outcome.reference_steps)
         say(f"   {k:<5} {case.get('origin', '-'):<10} {'pass' if outcome.passed else 'FAIL':<7} "
             f"{outcome.cycles:>7} {outcome.firings:>8} {outcome.ipc:>6.2f} {steps:>10}")
