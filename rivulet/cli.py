@@ -320,6 +320,8 @@ def _outcome(arguments) -> tuple[int, str | None]:
         return _said(f"error: {error}", BAD_INPUT, debug)
     except _failed_runs() as error:
         return _said(f"{getattr(error, 'label', '')}{error}", DIFFERED, debug)
+    except OSError as error:        # a path that cannot be written or read: the user's to fix
+        return _said(f"error: {error}", BAD_INPUT, debug)
     except KeyboardInterrupt:
         return _said("interrupted", INTERRUPTED)
     except Terminated:

@@ -61,6 +61,13 @@ def test_bad_input_is_2_and_a_difference_is_1(tmp_path, capsys):
            "expected 5" in capsys.readouterr().err
 
 
+def test_an_output_path_that_cannot_be_written_is_bad_input(tmp_path, capsys):
+    (tmp_path / "file").write_text("")
+    assert main(["generate", "token_queue", "-o", str(tmp_path / "file" / "q.v")]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line == f"rivulet: error: [Errno 17] File exists: '{tmp_path / 'file'}'", line
+
+
 # --- signals ----------------------------------------------------------------------------------
 
 SLOW = '''

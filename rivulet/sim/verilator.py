@@ -2,8 +2,10 @@
 
 Each (design, parameters) gets its own build directory, a sibling of all the others under
 ``build/sim/`` (nested Verilator build directories link each other's stale objects). A file
-lock makes parallel pytest workers share one build instead of racing; the Verilog text is
-the cache key, so a changed generator always rebuilds.
+lock makes parallel runs (pytest workers, two ``rivulet run``) share one build instead of
+racing; the Verilog text is the cache key, so a changed generator always rebuilds. A build says
+its phase and time as it goes (:mod:`.progress`), a cached one that it is cached. Each cocotb run
+then has a directory of its own (:mod:`.run_dirs`).
 """
 
 import contextlib
@@ -144,6 +146,8 @@ def run_cocotb(design: VerilatedDesign, test_module: str, test_dir: Path,
             waves=waves_requested(), results_xml=str(results), log_file=test_dir / "sim.log")
     except SystemExit:
         pass    # under pytest the runner exits on failing tests; results.xml says which
+    if waves_requested():
+        say_where_waves_went(test_dir)      # of a failed run too: that is when they are wanted
     if not results.exists():
         raise CocotbFailure(f"the simulation produced no results; end of {test_dir / 'sim.log'}:\n"
                             + _tail(test_dir / "sim.log"))
@@ -151,8 +155,6 @@ def run_cocotb(design: VerilatedDesign, test_module: str, test_dir: Path,
     if failures:
         raise CocotbFailure(f"{len(failures)} cocotb test(s) failed (log: {test_dir / 'sim.log'}):\n"
                             + "\n".join(failures))
-    if waves_requested():
-        say_where_waves_went(test_dir)
     return results
 
 
