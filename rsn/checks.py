@@ -12,7 +12,7 @@ from amaranth.hdl import Shape
 
 from rsn import isa
 from rsn.fabric_spec import DIRECTIONS, FabricError, FabricSpec
-from rsn.fu_kinds import UnknownKindError, fu_kind, fu_kinds, kind_names
+from rsn.fu_kinds import UnknownKindError, find_kind, fu_kind, fu_kinds, kind_names
 from rsn.graph import HOST_KINDS, StreamGraph
 
 __all__ = ["ProgramError", "MAX_BEATS", "tokens_per_port", "node_tokens", "check_ops",
@@ -183,7 +183,8 @@ def _check_edge_tokens(graph: StreamGraph, edge):
 def _starts_late(node, port: int) -> bool:
     """An input the kind reads only after its first output (an ``xbar`` input one timestep late)
     is not waited for at the start: a cycle through it is a recurrence, not a wait."""
-    return node.kind in kind_names() and port in fu_kind(node.kind).late_inputs(node.uops)
+    kind = find_kind(node.kind)
+    return kind is not None and port in kind.late_inputs(node.uops)
 
 
 def cyclic_kinds() -> tuple[str, ...]:

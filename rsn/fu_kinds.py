@@ -15,8 +15,8 @@ from importlib import metadata
 
 from .fu import FuKind
 
-__all__ = ["ENTRY_POINT_GROUP", "UnknownKindError", "register", "fu_kind", "fu_kinds", "kind_names",
-           "component_catalog"]
+__all__ = ["ENTRY_POINT_GROUP", "UnknownKindError", "register", "find_kind", "fu_kind", "fu_kinds",
+           "kind_names", "component_catalog"]
 
 ENTRY_POINT_GROUP = "rivulet.fu_kinds"
 
@@ -56,11 +56,14 @@ def _load():
         register(kind)
     for entry in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda entry: entry.name):
         loaded = entry.load()
-        for kind in loaded if isinstance(loaded, (list, tuple)) else [loaded]:
-            if kind.name != entry.name and not isinstance(loaded, (list, tuple)):
-                raise ValueError(f"entry point {entry.name!r} of {ENTRY_POINT_GROUP!r} names FU kind "
-                                 f"{kind.name!r}; give the entry point the kind's own name")
-            register(kind)
+        if isinstance(loaded, (list, tuple)):
+            for kind in loaded:
+                register(kind)
+        elif loaded.name != entry.name:
+            raise ValueError(f"entry point {entry.name!r} of {ENTRY_POINT_GROUP!r} names FU kind "
+                             f"{loaded.name!r}; give the entry point the kind's own name")
+        else:
+            register(loaded)
 
 
 def fu_kinds() -> dict[str, FuKind]:
@@ -74,13 +77,18 @@ def kind_names() -> tuple[str, ...]:
     return tuple(_KINDS)
 
 
+def find_kind(name: str) -> FuKind | None:
+    """The kind called ``name``, or None."""
+    _load()
+    return _KINDS.get(name)
+
+
 def fu_kind(name: str) -> FuKind:
     """The kind called ``name``; :class:`UnknownKindError` lists the known ones."""
-    _load()
-    try:
-        return _KINDS[name]
-    except KeyError:
-        raise UnknownKindError(f"unknown FU kind {name!r}; kinds are {', '.join(_KINDS)}") from None
+    kind = find_kind(name)
+    if kind is None:
+        raise UnknownKindError(f"unknown FU kind {name!r}; kinds are {', '.join(_KINDS)}")
+    return kind
 
 
 def component_catalog() -> dict:

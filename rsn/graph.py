@@ -25,10 +25,8 @@ def ports(kind: str) -> tuple[int, int] | None:
     for a name that is neither."""
     if kind in _HOST_PORTS:
         return _HOST_PORTS[kind]
-    if kind in fu_kinds.kind_names():
-        descriptor = fu_kinds.fu_kind(kind)
-        return descriptor.n_in, descriptor.n_out
-    return None
+    descriptor = fu_kinds.find_kind(kind)
+    return None if descriptor is None else (descriptor.n_in, descriptor.n_out)
 
 
 class GraphError(ValueError):
