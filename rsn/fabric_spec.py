@@ -212,16 +212,17 @@ def _kind_parameters(source, data, spec: FabricSpec) -> tuple:
             allowed = ", ".join(names) if names else "none"
             raise FabricError(f"{where}: unknown parameter(s) {unknown}; {kind} tiles take: {allowed}")
         parameters = parameter_class(**table)
-        _check_kind_parameters(where, kind, parameters, spec if kind in present else None)
+        _check_kind_parameters(where, kind, parameters, spec)
         if kind in present:
             entries.append((kind, parameters))
     return tuple(entries)
 
 
-def _check_kind_parameters(where: str, kind: str, parameters, spec: FabricSpec | None):
+def _check_kind_parameters(where: str, kind: str, parameters, spec: FabricSpec):
+    """``check``, then ``check_fabric`` when ``spec`` has tiles of the kind."""
     try:
         parameters.check()
-        if spec is not None and any(kind in row for row in spec.tiles):
+        if any(kind in row for row in spec.tiles):
             parameters.check_fabric(spec)
     except ValueError as error:
         raise FabricError(f"{where}: {error}") from None

@@ -36,6 +36,7 @@ def register(kind: FuKind) -> FuKind:
     descriptor twice is harmless; another kind under a taken name is refused."""
     if not isinstance(kind, FuKind):
         raise TypeError(f"register() takes an rsn.fu.FuKind, not {kind!r}")
+    _load()     # the installed kinds first, whenever a script registers its own: one order always
     taken = _KINDS.get(kind.name)
     if taken is not None and taken is not kind:
         raise ValueError(f"FU kind {kind.name!r} is registered twice ({taken.rtl.__module__} and "
