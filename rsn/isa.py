@@ -15,6 +15,7 @@ __all__ = [
     "IsaError", "Opcode", "MacMode", "Precision", "BODY_BITS", "BODY_WORDS", "SWITCH_INPUTS",
     "SWITCH_OUTPUTS", "NO_INPUT", "SwitchUop", "MemUop", "MacUop", "AluUop", "Header", "Target",
     "uop_layout", "uop_layouts", "padded_uop", "REGISTERS", "LINK_BEATS_BITS", "GLOBAL_REGISTERS",
+    "FuPortState", "SwitchPortState", "QUEUED_BITS",
     "encode", "decode", "body_words",
     "body_from_words", "packet", "tile_mask",
 ]
@@ -118,8 +119,43 @@ REGISTERS = {
     "firings": 0x1000,
     "stalls": 0x1001,
     "status": 0x1002,           # bit 0 switch finished, bit 1 FU finished, bit 2 watchdog stalled
+    "fu_ports": 0x1003,         # FuPortState: where the FU's tokens wait (hang diagnosis)
+    "switch_ports": 0x1004,     # SwitchPortState: where the switch's tokens wait
     "link_beats": 0x1010,       # + switch output index
 }
+
+# The two diagnostic registers: a snapshot of where tokens wait, read after the watchdog fires
+# so that a hang can be told apart as a program's (a unit stopped early, a count too small) or
+# the hardware's (rsn.hang_report turns them into a report). Every tile has them, whatever its
+# FU kind: they look only at the tile's own streams. Bits of ports a tile lacks read 0.
+QUEUED_BITS = 8                 # queue levels: a queue_depth of at most 64 fits
+
+
+def _padded_register(fields: dict) -> data.StructLayout:
+    used = sum(Shape.cast(shape).width for shape in fields.values())
+    assert used <= 32, f"register fields take {used} bits, more than 32"
+    return data.StructLayout({**fields, "reserved": 32 - used} if used < 32 else fields)
+
+
+FuPortState = _padded_register({
+    # tokens in the TokenQueue in front of fu.i[k]
+    "queued": data.ArrayLayout(QUEUED_BITS, SWITCH_OUTPUTS - 4),
+    # fu.i[k] offers a token that the FU does not take (valid and not ready)
+    "waiting": SWITCH_OUTPUTS - 4,
+    # fu.o[k] offers a token that the switch does not take (valid and not ready)
+    "blocked": SWITCH_INPUTS - 4,
+    # the FU has a micro-op in progress or waiting (in its queue or leaving the expander)
+    "busy": 1,
+})
+
+SwitchPortState = _padded_register({
+    # tokens in switch output j's SkidBuffer (0..2): a link's stage, or the one before a FU queue
+    "held": data.ArrayLayout(2, SWITCH_OUTPUTS),
+    # switch output j offers a token that its consumer does not take
+    "blocked": SWITCH_OUTPUTS,
+    # switch input k is offered a token that the switch does not take
+    "waiting": SWITCH_INPUTS,
+})
 # The link_beats registers count modulo 2**LINK_BEATS_BITS: the width of a route's `beats` field,
 # so one route's count is exact; the read value is zero-extended to 32 bits.
 LINK_BEATS_BITS = 16

@@ -60,7 +60,8 @@ class Switch(wiring.Component):
     tokens transferred on ``o[j]``, modulo ``2**LINK_BEATS_BITS`` (16 bits: a route's count).
     ``clear`` zeroes ``beats`` and ``finished`` and wins over an
     increment or a rise in the same cycle (a ``last`` micro-op's end is then reported a cycle
-    later).
+    later). ``held[j]`` is the number of tokens in output ``j``'s skid buffer (0..2), for the
+    tile's diagnostic register: after a hang it says how far a blocked stream has backed up.
 
     Enable bits beyond ``n_outputs`` are ignored. An enabled output whose select names no input
     of this switch is activated but never offers a token (its route hangs; the golden model
@@ -89,6 +90,7 @@ class Switch(wiring.Component):
             "o": Out(data).array(self.n_outputs),
             "uop": In(stream.Signature(SwitchUop)),
             "beats": Out(LINK_BEATS_BITS).array(self.n_outputs),
+            "held": Out(range(3)).array(self.n_outputs),
             "clear": In(1),
             "busy": Out(1),
             "finished": Out(1),
@@ -118,6 +120,9 @@ class Switch(wiring.Component):
             m.submodules[f"out{j}"] = buffer
             wiring.connect(m, buffer.o, wiring.flipped(self.o[j]))
             buffers.append(buffer)
+        for j, buffer in enumerate(buffers):
+            # A SkidBuffer holds o.valid plus ~i.ready tokens (its formal proof's occupancy).
+            m.d.comb += self.held[j].eq(buffer.o.valid + ~buffer.i.ready)
         self._elaborate_outputs(m, routes, buffers)
         self._elaborate_inputs(m, routes, buffers)
         issue, enable = self._elaborate_issue(m, routes)

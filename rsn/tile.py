@@ -1,8 +1,9 @@
 """A tile: one switch, one functional unit, their micro-op queues and the tile's control.
 
 The tile wires the pieces together and owns the per-tile registers that the control plane reads
-(counters, status). Everything about *how* a switch, a FU or the control chain works lives in
-their own modules; see docs/rsn-architecture.md for the contract.
+(counters, status, and the two diagnostic registers that say where its tokens wait). Everything
+about *how* a switch, a FU or the control chain works lives in their own modules; see
+docs/rsn-architecture.md for the contract.
 """
 
 from amaranth.hdl import Module, Signal, unsigned
@@ -13,7 +14,7 @@ from hw.token_queue import TokenQueue
 
 from .control import TileControl
 from .fu_kinds import fu_kind
-from .isa import REGISTERS, SwitchUop
+from .isa import REGISTERS, FuPortState, SwitchPortState, SwitchUop
 from .switch import Switch
 
 __all__ = ["Tile"]
@@ -79,9 +80,11 @@ class Tile(wiring.Component):
         for side in range(4):
             wiring.connect(m, wiring.flipped(self.links_in[side]), switch.i[side])
             wiring.connect(m, switch.o[side], wiring.flipped(self.links_out[side]))
+        self._fu_queues = []
         for k in range(kind.n_in):
             queue = TokenQueue(unsigned(spec.data_width), spec.queue_depth)
             m.submodules[f"fu_in{k}_queue"] = queue
+            self._fu_queues.append(queue)
             wiring.connect(m, switch.o[4 + k], queue.i)
             wiring.connect(m, queue.o, fu.i[k])
         for k in range(kind.n_out):
@@ -89,7 +92,8 @@ class Tile(wiring.Component):
 
         m.d.comb += [switch.clear.eq(control.clear), fu.clear.eq(control.clear)]
         self._elaborate_status(m, control, switch, switch_uops, fu, fu_uops)
-        self._elaborate_registers(m, control, switch, fu)
+        fu_ports, switch_ports = self._elaborate_port_state(m, control, switch, fu, fu_uops)
+        self._elaborate_registers(m, control, switch, fu, fu_ports, switch_ports)
         return m
 
     def _elaborate_status(self, m, control, switch, switch_uops, fu, fu_uops):
@@ -116,7 +120,33 @@ class Tile(wiring.Component):
             self.finished.eq((~switch_used | switch.finished) & (~fu_used | fu.finished)),
         ]
 
-    def _elaborate_registers(self, m, control, switch, fu):
+    def _elaborate_port_state(self, m, control, switch, fu, fu_uops):
+        """The diagnostic registers' values: where this tile's tokens wait, sampled when read.
+
+        They exist so that a hung fabric can explain itself (rsn.hang_report): a full FU queue
+        and a blocked output upstream of it name the unit that stopped taking tokens. Only
+        signals the tile already has are looked at (valid, ready, levels), whatever the FU
+        kind; the added logic is the read multiplexer's two cases.
+        """
+        fu_ports, switch_ports = Signal(FuPortState), Signal(SwitchPortState)
+        for k, queue in enumerate(self._fu_queues):
+            m.d.comb += [
+                fu_ports.queued[k].eq(queue.level),
+                fu_ports.waiting[k].eq(queue.o.valid & ~queue.o.ready),
+            ]
+        for k in range(self.kind.n_out):
+            m.d.comb += fu_ports.blocked[k].eq(fu.o[k].valid & ~fu.o[k].ready)
+        m.d.comb += fu_ports.busy.eq(fu.busy | (fu_uops.level != 0) | control.fu_uop.valid)
+        for j, port in enumerate(switch.o):
+            m.d.comb += [
+                switch_ports.held[j].eq(switch.held[j]),
+                switch_ports.blocked[j].eq(port.valid & ~port.ready),
+            ]
+        for k, port in enumerate(switch.i):
+            m.d.comb += switch_ports.waiting[k].eq(port.valid & ~port.ready)
+        return fu_ports, switch_ports
+
+    def _elaborate_registers(self, m, control, switch, fu, fu_ports, switch_ports):
         """Per-tile registers: storage goes to the FU, counters and status are read here."""
         cfg = control.cfg
         storage = cfg.addr < REGISTERS["firings"]
@@ -134,6 +164,10 @@ class Tile(wiring.Component):
                 m.d.comb += local.eq(fu.stalls)
             with m.Case(REGISTERS["status"]):
                 m.d.comb += local.eq(switch.finished | (fu.finished << 1) | (self._stalled << 2))
+            with m.Case(REGISTERS["fu_ports"]):
+                m.d.comb += local.eq(fu_ports.as_value())
+            with m.Case(REGISTERS["switch_ports"]):
+                m.d.comb += local.eq(switch_ports.as_value())
             for output, count in enumerate(switch.beats):
                 with m.Case(REGISTERS["link_beats"] + output):
                     m.d.comb += local.eq(count)

@@ -211,6 +211,38 @@ def test_clear_zeroes_counters_and_finished():
     simulator.run()
 
 
+def test_held_counts_the_tokens_a_blocked_output_buffers():
+    """``held[j]`` (the tile's diagnostic register shows it) is 0, 1, 2 as a blocked output's
+    skid buffer fills, and the input then waits; it drains back to 0 once the output takes."""
+    switch = Switch(8, 2, 1)
+    top = FlatUopSwitch(switch)
+    route = encode(SwitchUop, {"beats": 0, "enable": 1 << 1, "select": [0, 3] + [0] * 5})
+
+    async def testbench(ctx):
+        ctx.set(top.uop.payload, route)
+        ctx.set(top.uop.valid, 1)
+        await ctx.tick().until(top.uop.ready)
+        ctx.set(top.uop.valid, 0)
+        assert ctx.get(top.held[1]) == 0
+        ctx.set(top.i[3].valid, 1)
+        seen = []
+        for _ in range(4):
+            await ctx.tick()
+            seen.append(ctx.get(top.held[1]))
+        assert seen == [1, 2, 2, 2]
+        assert ctx.get(top.i[3].valid) and not ctx.get(top.i[3].ready)     # the input waits
+        assert [ctx.get(top.held[j]) for j in range(6) if j != 1] == [0] * 5
+        ctx.set(top.i[3].valid, 0)
+        ctx.set(top.o[1].ready, 1)
+        await ctx.tick().repeat(2)
+        assert ctx.get(top.held[1]) == 0
+
+    simulator = Simulator(top)
+    simulator.add_clock(1e-8)
+    simulator.add_testbench(testbench)
+    simulator.run()
+
+
 def test_switch_refuses_bad_parameters():
     with pytest.raises(ParameterError, match=r"n_fu_in=4 .* 0\.\.3"):
         Switch(32, 4, 1)
@@ -223,7 +255,7 @@ def test_switch_refuses_bad_parameters():
 def test_switch_signature():
     switch = Switch(16, 3, 2)
     assert (switch.n_inputs, switch.n_outputs) == (6, 7)
-    assert len(switch.i) == 6 and len(switch.o) == 7 and len(switch.beats) == 7
+    assert len(switch.i) == 6 and len(switch.o) == 7 and len(switch.beats) == 7 and len(switch.held) == 7
     assert switch.o[0].payload.shape() == unsigned(16)
 
 
