@@ -17,6 +17,8 @@ from amaranth.hdl import unsigned
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from .isa import REGISTERS
+
 __all__ = ["ConfigBus", "FuKind", "KindParameters", "NoParameters", "fu_signature", "count_status",
            "MAX_FU_INPUTS", "MAX_FU_OUTPUTS"]
 
@@ -83,6 +85,12 @@ class FuKind:
     timing depends on token counts alone. ``storage_words(parameters)`` is the size of the bank
     a program's ``memories`` fill with data words from address 0 (None: those entries are 32-bit
     registers). ``generator`` is an optional ``hw.catalog.Generator`` for ``rivulet generate``.
+
+    ``describe_config(words)`` names what a unit is configured to do (an operator), from the
+    words of its storage registers ``describe_registers`` (in that order), for hang reports
+    (:mod:`rsn.hang_report`): a report that says which operator stopped reads like the
+    program. None for a kind whose micro-ops say everything. Both the RTL (through READs after
+    the watchdog fires) and the golden model (``read_word``) supply the words.
     """
     name: str
     n_in: int
@@ -100,6 +108,8 @@ class FuKind:
     timing: Callable | None = None
     storage_words: Callable[[Any], int] | None = None
     generator: Any = None
+    describe_registers: tuple[int, ...] = ()
+    describe_config: Callable[[tuple[int, ...]], str] | None = None
 
     def __post_init__(self):
         if not (self.name.isidentifier() and self.name.islower()):
@@ -109,6 +119,10 @@ class FuKind:
                              f"has room for at most {MAX_FU_INPUTS} and {MAX_FU_OUTPUTS}")
         if not (isinstance(self.parameters, type) and issubclass(self.parameters, KindParameters)):
             raise ValueError(f"FU kind {self.name!r}: parameters must be a KindParameters subclass")
+        storage = REGISTERS["firings"]          # a FU's own registers lie below the tile's
+        if any(not 0 <= address < storage for address in self.describe_registers):
+            raise ValueError(f"FU kind {self.name!r}: describe_registers {self.describe_registers} must "
+                             f"be the FU's storage registers, 0..{storage - 1}")
 
     @property
     def data_dependent(self) -> bool:

@@ -9,7 +9,18 @@ from amaranth.lib import wiring
 from hw.params import ParameterError
 from rsn.fu import FuKind, KindParameters, count_status, fu_signature
 
-from .config import N_PORTS, N_SLOTS, WIDTH, WINDOW_WORDS, PeUop, check_mem_depth
+from .config import (
+    N_PORTS,
+    N_SLOTS,
+    REG_CONFIG,
+    REG_STATUS,
+    STATUS_FAULT,
+    WIDTH,
+    WINDOW_WORDS,
+    PeUop,
+    check_mem_depth,
+    decode_config,
+)
 from .model import PeModel
 from .rtl import RipplePE
 
@@ -108,5 +119,20 @@ class PeParameters(KindParameters):
                              f"computes on {WIDTH}-bit values, so set data_width = {WIDTH}")
 
 
+def describe_config(words) -> str:
+    """The operator a pe tile is configured as, from its configuration word and status register,
+    for hang reports (``rsn.fu.FuKind.describe_config``): ``STEER``, ``CARRY (not in its first
+    state)`` for a loop caught mid-way, ``LOAD (memory fault)``."""
+    word, status = words
+    try:
+        operator = decode_config(word)["op"]
+    except ParameterError:
+        return f"(configuration word {word:#x} names no operator)"
+    notes = ([] if status & 1 else ["not in its first state"]) + \
+        (["memory fault"] if status & STATUS_FAULT else [])
+    return operator + (f" ({', '.join(notes)})" if notes else "")
+
+
 PE_KIND = FuKind("pe", N_SLOTS, N_PORTS, PeUop, LATENCY, PeFu, PeModel, parameters=PeParameters,
-                 count_fields=lambda uop: ("firings",), cyclic=True)
+                 count_fields=lambda uop: ("firings",), cyclic=True,
+                 describe_registers=(REG_CONFIG, REG_STATUS), describe_config=describe_config)
