@@ -8,6 +8,10 @@ dispatches the image in order, blocking on full micro-op queues as the control c
 
 What comes out on the host ports is fixed by the program, not by timing, so the RTL must match it
 exactly. Stall counts depend on timing and are not modelled.
+
+A deadlock raises :class:`DeadlockError` with the report of :mod:`rsn.hang_report`, made from
+the same diagnostic registers the RTL bench reads after its watchdog fires (here computed from
+the channels), so the two reports of one hang can be compared line by line.
 """
 
 from collections import deque
@@ -16,8 +20,9 @@ from dataclasses import dataclass, field
 from .channels import Channel
 from .fabric_spec import DIRECTIONS, FabricSpec
 from .fu_kinds import fu_kind
+from .hang_report import STATUS_STALLED, TileSnapshot, diagnostic_addresses, hang_report
 from .image import decode_image
-from .isa import GLOBAL_REGISTERS, REGISTERS, Opcode, SwitchUop, decode
+from .isa import GLOBAL_REGISTERS, REGISTERS, FuPortState, Opcode, SwitchPortState, SwitchUop, decode, encode
 from .switch_model import SwitchModel
 
 __all__ = ["FabricModel", "ModelResult", "DeadlockError"]
@@ -27,7 +32,14 @@ _LINK_CAPACITY = 2          # the SkidBuffer on every switch output
 
 
 class DeadlockError(AssertionError):
-    """No unit can move and the program has not finished; the message names the stuck units."""
+    """No unit can move and the program has not finished; the message names the stuck units.
+
+    ``report``: the :class:`rsn.hang_report.HangReport` of the tiles (None if the model gave up
+    after ``max_steps`` instead)."""
+
+    def __init__(self, message: str, report=None):
+        super().__init__(message)
+        self.report = report
 
 
 @dataclass
@@ -107,10 +119,52 @@ class FabricModel:
             return unit.fu.firings
         if address == REGISTERS["status"]:
             return int(unit.switch.finished) | (int(unit.fu.finished) << 1)
+        if address == REGISTERS["fu_ports"]:
+            return self._fu_ports(tile, unit)
+        if address == REGISTERS["switch_ports"]:
+            return self._switch_ports(unit)
         base = REGISTERS["link_beats"]
         if base <= address < base + len(unit.switch_out):
             return unit.switch.beats[address - base]
         return 0
+
+    # The diagnostic registers, from the channels. The model has no cycles: a token that a
+    # channel holds is one that waits (valid and not ready, in the RTL's terms), which is what
+    # the RTL shows too once nothing has moved for the watchdog's limit. An FU input channel is
+    # the switch output's skid buffer and the token queue behind it; the queue fills first.
+
+    def _fu_ports(self, tile, unit) -> int:
+        depth = self.spec.queue_depth
+        queued = [min(len(channel.tokens), depth) for channel in unit.fu_in]
+        expander = getattr(self, "_expanders", {}).get((tile, "fu"))
+        return encode(FuPortState, {
+            "queued": queued + [0] * (FuPortState["queued"].shape.length - len(queued)),
+            "waiting": sum(1 << k for k, channel in enumerate(unit.fu_in) if channel.tokens),
+            "blocked": sum(1 << k for k, channel in enumerate(unit.fu_out) if channel.tokens),
+            "busy": int(unit.fu.busy or bool(expander)),
+        })
+
+    def _switch_ports(self, unit) -> int:
+        depth, slots = self.spec.queue_depth, SwitchPortState["held"].shape.length
+        held = [len(channel.tokens) if channel.capacity == _LINK_CAPACITY else 0
+                for channel in unit.switch_out[:len(DIRECTIONS)]]
+        held += [max(0, len(channel.tokens) - depth) for channel in unit.fu_in]
+        return encode(SwitchPortState, {
+            "held": held + [0] * (slots - len(held)),
+            "blocked": sum(1 << j for j, count in enumerate(held) if count),
+            "waiting": sum(1 << k for k, channel in enumerate(unit.switch_in) if channel.tokens),
+        })
+
+    def _snapshot(self, tile) -> TileSnapshot:
+        """The diagnostic registers of ``tile`` as the RTL bench reads them after a stall: the
+        status register's stalled bit is set on a busy tile, as the watchdog would."""
+        unit = self.tiles[tile]
+        values = {address: self._register(tile, address)
+                  for address in diagnostic_addresses(self.spec, tile)}
+        busy = unit.switch.busy or unit.fu.busy or any(self._expanders[tile, which]
+                                                        for which in ("switch", "fu"))
+        values[REGISTERS["status"]] |= STATUS_STALLED if busy else 0
+        return TileSnapshot(self.spec, tile, values)
 
     def _done(self) -> bool:
         used = [unit for unit in self.tiles.values() if unit.switch_used or unit.fu_used]
@@ -156,8 +210,9 @@ class FabricModel:
             if not moved:
                 break
         if position < len(packets) or not self._done():
+            report = self._report(decoded, given)
             raise DeadlockError(self._stuck(packets[position] if position < len(packets) else None,
-                                            self._short_host_inputs(decoded, given)))
+                                            self._short_host_inputs(decoded, given), report), report)
         return ModelResult(
             outputs={name: list(channel.tokens) for name, channel in self.host_out.items()},
             done=self._done(),
@@ -228,18 +283,25 @@ class FabricModel:
                              f"{declared - given[port.name]}); give the host input {declared} tokens")
         return lines
 
-    def _stuck(self, blocked_packet, causes=()) -> str:
+    def _report(self, decoded, given: dict[str, int]):
+        """The hang report of the deadlocked state: every tile the image gives micro-ops to, the
+        circuits its switch micro-ops make, and what each host input has left."""
+        switch_uops, fu_uops = {}, {}
+        for tile, unit in self.tiles.items():
+            received = decoded.tile(*tile)
+            if received.switch_bodies:
+                switch_uops[tile] = received.switch_uops
+            if received.fu_bodies:
+                fu_uops[tile] = [decode(unit.kind.uop_layout, body) for body in received.fu_bodies]
+        snapshots = {tile: self._snapshot(tile) for tile in set(switch_uops) | set(fu_uops)}
+        host = {name: (given[name] - len(channel.tokens), given[name])
+                for name, channel in self.host_in.items()}
+        return hang_report(self.spec, switch_uops, fu_uops, snapshots, host)
+
+    def _stuck(self, blocked_packet, causes=(), report=None) -> str:
         lines = ["the program deadlocked:", *causes]
         if blocked_packet is not None:
             lines.append(f"  dispatch blocked at {blocked_packet.describe()}: a target's expander "
                          f"still holds an earlier packet, its micro-op queue being full")
-        for tile, unit in self.tiles.items():
-            parts = []
-            if unit.switch.busy:
-                parts.append(f"switch waiting ({len(unit.switch.uops)} micro-ops queued)")
-            if unit.fu.busy:
-                parts.append(f"{unit.kind.name} waiting ({len(unit.fu.uops)} micro-ops queued)")
-            if parts:
-                held = ", ".join(f"{channel.name}: {len(channel.tokens)}" for channel in unit.fu_in)
-                lines.append(f"  tile {list(tile)}: " + "; ".join(parts) + (f" [{held}]" if held else ""))
+        lines += [f"  {line}" for line in (report.lines if report else [])]
         return "\n".join(lines)

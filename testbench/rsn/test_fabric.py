@@ -158,8 +158,12 @@ def _starving_program():
 
 
 def test_golden_model_names_the_starving_unit():
+    """The alu waits with an empty slot, and the report says which unit feeds it."""
     compiled, alu_tile = _starving_program()
-    with pytest.raises(DeadlockError, match=rf"tile \[{alu_tile[0]}, {alu_tile[1]}\]: alu waiting"):
+    source = list(compiled.routing.placement.tiles["source"])
+    with pytest.raises(DeadlockError, match=rf"tile \[{alu_tile[0]}, {alu_tile[1]}\] alu: waiting, 8 "
+                                            rf"firings; slot 0 empty \(waits for tile \[{source[0]}, "
+                                            rf"{source[1]}\] output 0\)"):
         _model(compiled)
 
 
