@@ -103,14 +103,17 @@ def model_register_reads(model, compiled) -> dict[str, list[int]]:
     return result
 
 
-def short_host_inputs(program, sent: dict[str, int]) -> list[str]:
+def short_host_inputs(program, sent: dict[str, int], *, given: dict[str, int] | None = None) -> list[str]:
     """A line for each host input of ``program`` that the fabric took fewer tokens from (``sent``:
     host port -> tokens transferred, as a fabric run reports them) than its stream declares.
 
     A fabric fed too few tokens waits for the rest: its watchdog fires or the run times out, and
-    the switch it names is only where the wait shows. These lines name the cause.
+    the switch it names is only where the wait shows. These lines name the cause. With ``given``
+    (host port -> tokens the host had), an input the host still had tokens for is not short:
+    the fabric stopped taking them, a hang that rsn.hang_report explains.
     """
     return [f"host input {port!r} (node {host.node!r}) is short: {sent.get(port, 0)} tokens sent, "
             f"but {host.stream} declares {host.declared}"
             for port, host in host_inputs_declared(program.graph).items()
-            if sent.get(port, 0) < host.declared]
+            if sent.get(port, 0) < host.declared
+            and (given is None or sent.get(port, 0) >= given.get(port, 0))]

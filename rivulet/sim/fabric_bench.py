@@ -4,6 +4,12 @@ The same :class:`~rivulet.sim.streams.StreamBench` engine as the primitives' ben
 top-level stream under a protocol monitor: ``ctrl`` carries the image and then, once ``done`` is
 seen, the READ packets for the counters; host input ports get their tokens with random idle;
 host output ports and ``readback`` see random back-pressure.
+
+When the watchdog fires on a run that was not expected to stall, the bench does not stop at
+once: it sends the diagnostic READ packets instead of the counter reads (through the same gate),
+waits for their values, then fails; the values (``FabricRun.diagnostics``) let the host side
+explain the hang (rsn.hang_report). If the control chain itself is blocked the values never
+come back, so the wait is bounded.
 """
 
 import random
@@ -27,6 +33,12 @@ class GatedSource(SourceDriver):
         super().__init__(port, tokens, idle, rng)
         self.gate_at, self.opened = gate_at, opened
 
+    def replace_gated(self, tokens):
+        """Send ``tokens`` once the gate opens, instead of those queued behind it (the gate
+        must not have opened yet)."""
+        assert self.sent <= self.gate_at, "the gate has opened already"
+        self.tokens = self.tokens[:self.gate_at] + list(tokens)
+
     def drive(self, cycle):
         if not self.offering and self.sent >= self.gate_at and not self.opened():
             return {self.port.valid: 0, self.port.payload: 0}
@@ -36,8 +48,19 @@ class GatedSource(SourceDriver):
 class FabricRun:
     """The checker of a fabric bench: records what the fabric produced and when it finished."""
 
-    def __init__(self, outputs: dict[str, int], readback_words: int, expect_stall: bool = False):
+    # Cycles allowed, after the watchdog fires, for the diagnostic values: a fixed allowance plus
+    # some per word, far beyond a READ's latency through any grid (tiles + 5 cycles per value).
+    DIAGNOSTIC_CYCLES, DIAGNOSTIC_CYCLES_PER_WORD = 1000, 40
+
+    def __init__(self, outputs: dict[str, int], readback_words: int, expect_stall: bool = False,
+                 *, diagnostic_reads=(), diagnostic_words: int = 0, max_cycles: int | None = None):
         self.expect_stall = expect_stall
+        self.diagnostic_reads, self.diagnostic_words = list(diagnostic_reads), diagnostic_words
+        self.max_cycles = max_cycles
+        self.diagnosing = False     # the watchdog fired unexpectedly; diagnostic reads under way
+        self.diagnostics = None     # their values, once the run fails
+        self.ctrl_source = None     # the GatedSource of ``ctrl`` (make_fabric_bench sets it)
+        self._stall_message = None
         self.expected_counts = dict(outputs)
         self.outputs = {name: [] for name in outputs}
         self.readback = []
@@ -64,13 +87,49 @@ class FabricRun:
                 raise ScoreboardError(f"done rose at cycle {cycle} before the host had every token: {short}")
         if sample["stalled"] and self.stalled_cycle is None:
             self.stalled_cycle = cycle
-        if self.stalled_cycle is not None and not self.expect_stall:
-            raise NoProgressError(f"the fabric's watchdog fired at cycle {cycle}: {self.progress()}")
+            if not self.expect_stall:
+                self._start_diagnosis(cycle)
+        if self.diagnosing:
+            self._diagnose(cycle)
+
+    def _start_diagnosis(self, cycle):
+        self._stall_message = f"the fabric's watchdog fired at cycle {cycle}: {self.progress()}"
+        self._diagnosis_from = len(self.readback)
+        self._diagnosis_until = cycle + self.DIAGNOSTIC_CYCLES + \
+            self.DIAGNOSTIC_CYCLES_PER_WORD * len(self.diagnostic_reads)
+        if self.max_cycles is not None:
+            self._diagnosis_until = min(self._diagnosis_until, self.max_cycles - 1)
+        if self.ctrl_source is not None and self.ctrl_source.sent <= self.ctrl_source.gate_at:
+            self.ctrl_source.replace_gated(self.diagnostic_reads)
+            self.diagnosing = True
+        else:
+            self.diagnostics = []
+            raise NoProgressError(self._stall_message)
+
+    def _diagnose(self, cycle):
+        """Fail once the diagnostic values are back, or when they are overdue."""
+        values = self.readback[self._diagnosis_from:]
+        if len(values) < self.diagnostic_words and cycle < self._diagnosis_until:
+            return
+        self.diagnostics = values
+        message = self._stall_message
+        if len(values) < self.diagnostic_words:
+            source = self.ctrl_source
+            message += (f"; {len(values)} of {self.diagnostic_words} diagnostic values came back "
+                        f"(control words taken: {min(source.sent, source.gate_at)} of the image's "
+                        f"{source.gate_at})")
+        raise NoProgressError(message)
 
     @property
     def finished(self) -> bool:
         """The run is over: done, or (when a stall is the expected outcome) stalled."""
         return self.done_cycle is not None or (self.expect_stall and self.stalled_cycle is not None)
+
+    @property
+    def gate_open(self) -> bool:
+        """The words behind the image may go: the counter reads once the run is over, or the
+        diagnostic reads once the watchdog has fired unexpectedly."""
+        return self.finished or self.diagnosing
 
     def complete(self):
         outputs_in = self.expect_stall or all(
@@ -92,15 +151,22 @@ class FabricRun:
 
 def make_fabric_bench(ports, *, image: list[int], reads: list[int], readback_words: int,
                       host_inputs: dict[str, list[int]], host_outputs: dict[str, int],
-                      profile: str, seed: int, expect_stall: bool = False) -> StreamBench:
+                      profile: str, seed: int, expect_stall: bool = False,
+                      diagnostic_reads=(), diagnostic_words: int = 0,
+                      max_cycles: int | None = None) -> StreamBench:
     """A bench for one fabric run. ``reads`` are READ packets sent after ``done`` (or, with
-    ``expect_stall``, after the watchdog fires: the run that tests the watchdog)."""
+    ``expect_stall``, after the watchdog fires: the run that tests the watchdog).
+    ``diagnostic_reads`` (returning ``diagnostic_words`` values) are sent instead when the
+    watchdog fires without ``expect_stall``; the run fails once they are back (or overdue, or at
+    ``max_cycles``, the bench's last cycle)."""
     stall = PROFILES[profile]
     rng = random.Random(seed)
     by_name = {port.prefix: port for port in ports}
-    checker = FabricRun(host_outputs, readback_words, expect_stall)
+    checker = FabricRun(host_outputs, readback_words, expect_stall, diagnostic_reads=diagnostic_reads,
+                        diagnostic_words=diagnostic_words, max_cycles=max_cycles)
     sources = [GatedSource(by_name["ctrl"], image + reads, stall.idle, random.Random(rng.getrandbits(64)),
-                           gate_at=len(image), opened=lambda: checker.finished)]
+                           gate_at=len(image), opened=lambda: checker.gate_open)]
+    checker.ctrl_source = sources[0]
     for name, tokens in host_inputs.items():
         sources.append(SourceDriver(by_name[name], tokens, stall.idle, random.Random(rng.getrandbits(64))))
         checker.host_sources[name] = sources[-1]

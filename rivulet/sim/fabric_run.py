@@ -8,6 +8,10 @@ counter and link beat counters and the global cycle counter through the control 
 A run that fails (the watchdog fires, the bench sees no progress, a token is wrong) raises
 :class:`FabricRunFailure`, which names each failing run, the host inputs it took fewer tokens
 from than their streams declare (the usual cause of a hang), the bench's error and the log.
+When the watchdog fired, the bench has read every used tile's diagnostic registers before
+failing, and the message goes on with the hang report of :mod:`rsn.hang_report`: the lines the
+golden model gives for the same hang, so a program bug (both agree) and a hardware bug (they
+differ) can be told apart.
 """
 
 import dataclasses
@@ -16,6 +20,7 @@ import json
 from dataclasses import astuple
 
 from rsn.fabric import Fabric
+from rsn.hang_report import diagnostic_reads, hang_report, snapshots_from_readback
 from rsn.readout import RtlResult, counter_reads, parse_readback, short_host_inputs, used_tiles
 
 from .streams import stream_ports
@@ -26,7 +31,14 @@ __all__ = ["RtlResult", "run_on_rtl", "run_many_on_rtl", "counter_reads", "Fabri
 
 
 class FabricRunFailure(CocotbFailure):
-    """Runs on the Verilated fabric failed; the message says which, and why, per run."""
+    """Runs on the Verilated fabric failed; the message says which, and why, per run.
+
+    ``reports``: run index -> the :class:`rsn.hang_report.HangReport` of each run whose watchdog
+    fired (its lines are in the message too)."""
+
+    def __init__(self, message: str, reports=None):
+        super().__init__(message)
+        self.reports = reports or {}
 
 
 def _hardware(spec):
@@ -42,11 +54,14 @@ def _run_config(compiled, profile: str, seed: int, max_cycles: int,
                 expect_stall: bool = False, extra_reads=None) -> tuple[dict, list]:
     reads, layout = counter_reads(compiled.spec, used_tiles(compiled))
     extra_words, extra_count = extra_reads or ([], 0)
+    diagnostics, diagnostic_layout = diagnostic_reads(compiled.spec, used_tiles(compiled))
     config = {
         "name": compiled.program.name, "image": compiled.image, "reads": reads + list(extra_words),
         "readback_words": sum(count for _, count in layout) + extra_count,
         "host_inputs": compiled.program.host_inputs, "host_outputs": compiled.host_outputs,
         "profile": profile, "seed": seed, "max_cycles": max_cycles, "expect_stall": expect_stall,
+        "diagnostic_reads": diagnostics,
+        "diagnostic_words": sum(len(addresses) for _, addresses in diagnostic_layout),
     }
     return config, layout
 
@@ -106,14 +121,28 @@ def _failure(failure: CocotbFailure, records: list[dict], compiled_programs, dir
     failed = [record for record in records if record.get("error")]
     if not failed:
         return failure
-    lines = []
+    lines, reports = [], {}
     for record in failed:
-        program = compiled_programs[record["index"]].program
-        causes = short_host_inputs(program, record.get("host_sent") or {}) + [record["error"]]
+        compiled = compiled_programs[record["index"]]
+        program = compiled.program
+        given = {port: len(tokens) for port, tokens in program.host_inputs.items()}
+        causes = short_host_inputs(program, record.get("host_sent") or {}, given=given) + [record["error"]]
         which = program.name if len(compiled_programs) == 1 else f"run {record['index']} ({program.name})"
         lines.append(f"{which}: " + "; ".join(causes))
+        if record.get("diagnostics") is not None:
+            reports[record["index"]] = report = _hang_report(compiled, record)
+            lines += [f"  {line}" for line in report.lines]
     log = directory / "sim.log"
-    return FabricRunFailure("\n".join(lines) + f"\n(log: {shown_path(log)})")
+    return FabricRunFailure("\n".join(lines) + f"\n(log: {shown_path(log)})", reports)
+
+
+def _hang_report(compiled, record: dict):
+    """The hang report of a run whose watchdog fired, from the diagnostic values it read back."""
+    _, layout = diagnostic_reads(compiled.spec, used_tiles(compiled))
+    snapshots = snapshots_from_readback(compiled.spec, layout, record["diagnostics"])
+    sent = record.get("host_sent") or {}
+    host = {port: (sent.get(port, 0), len(tokens)) for port, tokens in compiled.program.host_inputs.items()}
+    return hang_report(compiled.spec, compiled.routing.switch_uops, compiled.routing.fu_uops, snapshots, host)
 
 
 def run_on_rtl(compiled, *, profile: str = "random_stall_50", seed: int = 1,

@@ -5,7 +5,9 @@ The runs arrive as a JSON file named by ``RIVULET_FABRIC_RUN`` (see rivulet/sim/
 file, because many runs' images exceed what one environment variable may hold): one cocotb test
 per run, each starting from reset, in one simulation. Results (host outputs, read-back words,
 cycles, tokens taken per host input) go to ``RIVULET_FABRIC_RESULT``, one JSON line per run,
-also for a run that fails (``error`` then says why): the tokens it took name a short host input.
+also for a run that fails (``error`` then says why): the tokens it took name a short host input,
+and ``diagnostics``, the diagnostic registers read after an unexpected watchdog stall, say where
+its tokens wait.
 """
 
 import json
@@ -33,7 +35,9 @@ async def fabric_run(dut, index):
     bench = make_fabric_bench(
         ports, image=run["image"], reads=run["reads"], readback_words=run["readback_words"],
         host_inputs=run["host_inputs"], host_outputs=run["host_outputs"],
-        profile=run["profile"], seed=run["seed"], expect_stall=run.get("expect_stall", False))
+        profile=run["profile"], seed=run["seed"], expect_stall=run.get("expect_stall", False),
+        diagnostic_reads=run.get("diagnostic_reads", []), diagnostic_words=run.get("diagnostic_words", 0),
+        max_cycles=run["max_cycles"])
     Clock(dut.clk, 10, unit="ns").start()
     checker, cycles, error = bench.checker, None, None
     try:
@@ -46,5 +50,6 @@ async def fabric_run(dut, index):
             result.write(json.dumps({
                 "index": index, "outputs": checker.outputs, "readback": checker.readback,
                 "done_cycle": checker.done_cycle, "stalled_cycle": checker.stalled_cycle, "cycles": cycles,
-                "host_sent": checker.host_sent(), "error": error}) + "\n")
+                "host_sent": checker.host_sent(), "diagnostics": checker.diagnostics,
+                "error": error}) + "\n")
     cocotb.log.info("run %d done at cycle %s", index, checker.done_cycle)
