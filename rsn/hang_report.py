@@ -27,7 +27,10 @@ What each side knows: the RTL's values are sampled in a state where nothing has 
 watchdog's limit, so "valid and not ready" is "holds a token"; the model has no cycles and
 reports "holds a token" directly. The model also knows what the RTL cannot read when the
 control chain itself is blocked (the reads then never come back: such tiles are listed as not
-read back).
+read back). Where the two may legitimately differ: a kind whose RTL holds tokens in a pipeline
+the model does not have, and a kind that counts a firing when its token leaves rather than when
+it is made (``mem``: a word blocked in its output register is counted by the model only). The
+blocked relations do not depend on either, which is why they are the report's point.
 """
 
 from collections import defaultdict

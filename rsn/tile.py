@@ -125,8 +125,9 @@ class Tile(wiring.Component):
 
         They exist so that a hung fabric can explain itself (rsn.hang_report): a full FU queue
         and a blocked output upstream of it name the unit that stopped taking tokens. Only
-        signals the tile already has are looked at (valid, ready, levels), whatever the FU
-        kind; the added logic is the read multiplexer's two cases.
+        signals the tile already has are looked at (valid, ready, queue levels, the switch's
+        buffer occupancy), whatever the FU kind; the added logic is a few gates per port and two
+        more cases of the read multiplexer.
         """
         fu_ports, switch_ports = Signal(FuPortState), Signal(SwitchPortState)
         for k, queue in enumerate(self._fu_queues):
