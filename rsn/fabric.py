@@ -26,9 +26,10 @@ class Fabric(wiring.Component):
     host-to-fabric, ``Out`` for fabric-to-host, ``data_width`` bits), ``done`` and ``stalled``.
 
     ``done`` rises :data:`DONE_LATENCY` cycles after every unit that received a micro-op has
-    finished its ``last`` one and none is busy. ``stalled`` rises when some unit is busy but no
-    switch has moved a token for ``watchdog_limit`` cycles (as seen through the same status
-    registers); the tiles busy two cycles later report the stall in their status register.
+    finished its ``last`` one and none is busy. ``stalled`` rises when some unit is busy but for
+    ``watchdog_limit`` cycles no switch has moved a token (as seen through the same status
+    registers) and ``ctrl`` has taken no word; the tiles busy two cycles later report the stall
+    in their status register.
     """
 
     def __init__(self, spec: FabricSpec, *, max_window: int = 8, watchdog_limit: int = 1024):
@@ -114,8 +115,14 @@ class Fabric(wiring.Component):
         done = Signal()
         m.d.sync += done.eq(_any(row_used) & _all(row_finished) & ~_any(row_busy))
 
+        # A control word taken from the host is progress too: while the image is still arriving,
+        # a unit that has its micro-ops may wait for a unit whose micro-ops come later in the
+        # image, and that wait ends as soon as they arrive (a large image from a slow host would
+        # otherwise fire the watchdog with nothing wrong).
+        control_moved = Signal()
+        m.d.sync += control_moved.eq(self.ctrl.valid & self.ctrl.ready)
         idle_cycles = Signal(32)
-        with m.If(dispenser.clear | progress | ~busy):
+        with m.If(dispenser.clear | progress | control_moved | ~busy):
             m.d.sync += idle_cycles.eq(0)
         with m.Elif(idle_cycles != self.watchdog_limit):
             m.d.sync += idle_cycles.eq(idle_cycles + 1)
