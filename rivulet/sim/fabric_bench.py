@@ -15,12 +15,12 @@ come back, so the wait is bounded.
 import random
 
 from rivulet.sim.streams import (
-    PROFILES,
     NoProgressError,
     ScoreboardError,
     SinkDriver,
     SourceDriver,
     StreamBench,
+    profile_named,
 )
 
 __all__ = ["GatedSource", "FabricRun", "make_fabric_bench"]
@@ -141,8 +141,12 @@ class FabricRun:
                             for name, tokens in self.outputs.items())
         inputs = ", ".join(f"{name} {source.sent}/{len(source.tokens)}"
                            for name, source in self.host_sources.items())
+        image = ""
+        source = self.ctrl_source
+        if source is not None and source.sent < source.gate_at:
+            image = f"image {source.sent}/{source.gate_at} words sent, "
         return (f"done={'cycle ' + str(self.done_cycle) if self.done_cycle is not None else 'no'}, "
-                f"host inputs sent: {inputs or 'none'}, outputs: {outputs or 'none'}, "
+                f"{image}host inputs sent: {inputs or 'none'}, outputs: {outputs or 'none'}, "
                 f"readback {len(self.readback)}/{self.readback_words}")
 
     def finish(self):
@@ -159,7 +163,7 @@ def make_fabric_bench(ports, *, image: list[int], reads: list[int], readback_wor
     ``diagnostic_reads`` (returning ``diagnostic_words`` values) are sent instead when the
     watchdog fires without ``expect_stall``; the run fails once they are back (or overdue, or at
     ``max_cycles``, the bench's last cycle)."""
-    stall = PROFILES[profile]
+    stall = profile_named(profile)
     rng = random.Random(seed)
     by_name = {port.prefix: port for port in ports}
     checker = FabricRun(host_outputs, readback_words, expect_stall, diagnostic_reads=diagnostic_reads,

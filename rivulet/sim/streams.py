@@ -16,6 +16,7 @@ from amaranth.lib import wiring
 
 __all__ = [
     "ProtocolError", "ScoreboardError", "NoProgressError", "Schedule", "StallProfile", "PROFILES",
+    "SLOW_PROFILES", "profile_named",
     "StreamPort", "port_paths", "port_name", "stream_ports", "SourceDriver", "SinkDriver",
     "ProtocolMonitor", "StreamBench",
 ]
@@ -78,6 +79,14 @@ PROFILES = {profile.name: profile for profile in [
     StallProfile("blocked_then_free", Schedule(0.0), Schedule((48, 1.0), (None, 0.0))),
     StallProfile("starved_then_flood", Schedule((48, 1.0), (None, 0.0)), Schedule(0.3)),
 ]}
+# Profiles for particular tests only, never drawn at random from PROFILES: a host that sends
+# about one word in 10 cycles (a large image then takes longer than the fabric's watchdog limit).
+SLOW_PROFILES = {"slow_host": StallProfile("slow_host", Schedule(0.9), Schedule(0.0))}
+
+
+def profile_named(name: str) -> StallProfile:
+    """The stall profile ``name``, of PROFILES or SLOW_PROFILES."""
+    return PROFILES.get(name) or SLOW_PROFILES[name]
 
 
 @dataclass(frozen=True)
