@@ -27,7 +27,8 @@ from .streams import stream_ports
 from .toolchain import shown_path
 from .verilator import CocotbFailure, build_design, run_cocotb, run_directory
 
-__all__ = ["RtlResult", "run_on_rtl", "run_many_on_rtl", "counter_reads", "FabricRunFailure"]
+__all__ = ["RtlResult", "run_on_rtl", "run_many_on_rtl", "run_each_on_rtl", "counter_reads",
+           "FabricRunFailure"]
 
 
 class FabricRunFailure(CocotbFailure):
@@ -81,9 +82,43 @@ def run_many_on_rtl(compiled_programs, *, profiles, seeds, case: str, max_cycles
 
     ``profiles`` and ``seeds`` give each run its stall profile and seed (parallel lists).
     ``extra_reads``: per program, (control words, values they read back) sent after the counter
-    reads; the values come back as ``result.extra``.
+    reads; the values come back as ``result.extra``. Raises :class:`FabricRunFailure` if any run fails.
     """
     compiled_programs = list(compiled_programs)
+    records, layouts, failure, directory = _simulate(compiled_programs, profiles, seeds, case, max_cycles,
+                                                     expect_stall, extra_reads, keep=False)
+    if failure is not None:
+        raise _failure(failure, records, compiled_programs, directory) from None
+    return [_result(record, layout) for record, layout in zip(records, layouts, strict=True)]
+
+
+def run_each_on_rtl(compiled_programs, *, profiles, seeds, case: str, max_cycles: int = 200_000,
+                    extra_reads=None) -> list[RtlResult | str]:
+    """As :func:`run_many_on_rtl`, but a run that fails does not fail the others: its entry is the
+    reason, a string (a differential fuzzer wants every run's verdict from one simulation)."""
+    compiled_programs = list(compiled_programs)
+    records, layouts, failure, directory = _simulate(compiled_programs, profiles, seeds, case, max_cycles,
+                                                     False, extra_reads, keep=True)
+    by_index = {record["index"]: record for record in records}
+    results = []
+    for index, layout in enumerate(layouts):
+        record = by_index.get(index)
+        if record is None:
+            results.append(f"the simulation ended before this run reported ({failure}; log: "
+                           f"{shown_path(directory / 'sim.log')})")
+        elif record.get("error"):
+            reason = record["error"]
+            if record.get("diagnostics") is not None:
+                reason += "\n" + "\n".join(f"  {line}" for line in
+                                            _hang_report(compiled_programs[index], record).lines)
+            results.append(reason)
+        else:
+            results.append(_result(record, layout))
+    return results
+
+
+def _simulate(compiled_programs, profiles, seeds, case, max_cycles, expect_stall, extra_reads, *, keep):
+    """One simulation of every run: (records, layouts, the simulation's failure or None, its directory)."""
     spec = _hardware(compiled_programs[0].spec)
     assert all(_hardware(compiled.spec) == spec for compiled in compiled_programs), \
         "programs in one simulation must target the same fabric hardware"
@@ -101,13 +136,15 @@ def run_many_on_rtl(compiled_programs, *, profiles, seeds, case: str, max_cycles
         # A file, not the variable itself: the images of many runs exceed an environment string's limit.
         config_path = directory / "runs.json"
         config_path.write_text(json.dumps({"ports": [astuple(port) for port in ports], "runs": runs}))
+        failure = None
         try:
             run_cocotb(built, "rivulet.sim.tb_fabric", directory,
                        {"RIVULET_FABRIC_RUN": str(config_path), "RIVULET_FABRIC_RESULT": str(result_path)})
-        except CocotbFailure as failure:
-            raise _failure(failure, _records(result_path), compiled_programs, directory) from None
-        records = _records(result_path)
-    return [_result(record, layout) for record, layout in zip(records, layouts, strict=True)]
+        except CocotbFailure as error:
+            failure = error
+            if not keep:
+                return _records(result_path), layouts, failure, directory
+        return _records(result_path), layouts, failure, directory
 
 
 def _records(result_path) -> list[dict]:
