@@ -49,6 +49,7 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.ripple
 	$(BIN)/python -m bench.ripple --rtl
 	$(BIN)/python -m bench.ripple_suite
+	$(BIN)/python -m bench.fuzz
 
 BOARD  ?=
 FABRIC ?=
