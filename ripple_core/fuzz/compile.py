@@ -25,7 +25,7 @@ Pure operators whose results nobody uses are removed at the end.
 from ripple_core.builder import Builder, Ref
 from ripple_core.graph import Graph, Input, const, hold
 
-from .source import Program, SourceError, apply_binary, statements
+from .source import Program, SourceError, apply_binary, expression_nodes, statements
 
 __all__ = ["compile_program", "MEMORY_TOKEN", "COMPLEMENT"]
 
@@ -122,7 +122,7 @@ class _Compiler:
             if stmt[0] == "store":
                 stored.add(stmt[1])
             for expr in _expressions(stmt):
-                for node in _walk(expr):
+                for node in expression_nodes(expr):
                     if node[0] == "load":
                         loaded.add(node[1])
         return loaded & stored
@@ -251,7 +251,7 @@ class _Compiler:
             if stmt[0] == "store" and stmt[1] in self.rw_arrays:
                 return True
             if any(node[0] == "load" and node[1] in self.rw_arrays
-                   for expr in _expressions(stmt) for node in _walk(expr)):
+                   for expr in _expressions(stmt) for node in expression_nodes(expr)):
                 return True
         return False
 
@@ -330,18 +330,6 @@ def _expressions(stmt):
     if tag == "for":
         return [stmt[2], stmt[3]]
     return []
-
-
-def _walk(expr):
-    yield expr
-    if expr[0] == "bin":
-        yield from _walk(expr[2])
-        yield from _walk(expr[3])
-    elif expr[0] == "select":
-        for part in expr[1:]:
-            yield from _walk(part)
-    elif expr[0] == "load":
-        yield from _walk(expr[2])
 
 
 def _assigned(stmts) -> set[str]:

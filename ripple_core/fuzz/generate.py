@@ -16,7 +16,6 @@ from .source import BINARY_OPS, Program, SourceError, evaluate
 __all__ = ["random_program", "GeneratorLimits"]
 
 _UP = ("SLT", "SLE", "ULT", "ULE")
-_DATA_OPS = tuple(op for op in BINARY_OPS)
 _SINKS = ("y0", "y1")
 
 
@@ -68,7 +67,7 @@ class _Writer:
             return self.load(rng.choice(self.read_only), scope, depth)
         if pick < 0.2:
             return ("select", *(self.expr(scope, depth - 1) for _ in range(3)))
-        op = rng.choice(_DATA_OPS)
+        op = rng.choice(BINARY_OPS)
         return ("bin", op, self.expr(scope, depth - 1), self.expr(scope, depth - 1))
 
     def load(self, array: str, scope, depth):
@@ -108,7 +107,7 @@ class _Writer:
                 stmts.append(("out", sink, self.expr(scope)))
             elif pick < 0.85 and [v for v in scope if v not in counters and v not in self.scalars]:
                 target = rng.choice([v for v in scope if v not in counters and v not in self.scalars])
-                update = ("bin", rng.choice(_DATA_OPS), ("var", target), self.expr(scope, 1))
+                update = ("bin", rng.choice(BINARY_OPS), ("var", target), self.expr(scope, 1))
                 stmts.append(("let", target, update))
             else:
                 name = self.fresh("v")
@@ -119,7 +118,7 @@ class _Writer:
     def read_modify_write(self, array: str, scope):
         """``x = R[k]; R[k'] = f(x)``: one load and one store of the same array."""
         word = self.fresh("m")
-        value = ("bin", self.rng.choice(_DATA_OPS), ("var", word), self.expr(scope, 1))
+        value = ("bin", self.rng.choice(BINARY_OPS), ("var", word), self.expr(scope, 1))
         same = self.rng.random() < 0.6
         index = self.index(array, scope, 2)
         return [("let", word, ("load", array, index)),

@@ -23,7 +23,7 @@ branch assigns that existed before it lives on after it; one first assigned insi
 
 from dataclasses import dataclass, field
 
-__all__ = ["Program", "SourceError", "evaluate", "RELATIONS", "BINARY_OPS", "apply_binary",
+__all__ = ["Program", "Outcome", "SourceError", "evaluate", "RELATIONS", "BINARY_OPS", "apply_binary",
            "statements", "expression_nodes"]
 
 _MASK = 0xFFFF_FFFF
@@ -177,7 +177,7 @@ def statements(stmts):
 def expression_nodes(expr):
     """Every sub-expression of ``expr``, itself first."""
     yield expr
-    if expr[0] in ("bin",):
+    if expr[0] == "bin":
         yield from expression_nodes(expr[2])
         yield from expression_nodes(expr[3])
     elif expr[0] == "select":
