@@ -17,15 +17,17 @@ differ) can be told apart.
 import dataclasses
 import hashlib
 import json
+import shutil
 from dataclasses import astuple
 
 from rsn.fabric import Fabric
 from rsn.hang_report import diagnostic_reads, hang_report, snapshots_from_readback
 from rsn.readout import RtlResult, counter_reads, parse_readback, short_host_inputs, used_tiles
 
+from .run_dirs import keep_runs, new_run_directory
 from .streams import stream_ports
 from .toolchain import shown_path
-from .verilator import CocotbFailure, build_design, run_cocotb, run_directory
+from .verilator import CocotbFailure, build_design, run_cocotb
 
 __all__ = ["RtlResult", "run_on_rtl", "run_many_on_rtl", "run_each_on_rtl", "counter_reads",
            "FabricRunFailure"]
@@ -86,7 +88,7 @@ def run_many_on_rtl(compiled_programs, *, profiles, seeds, case: str, max_cycles
     """
     compiled_programs = list(compiled_programs)
     records, layouts, failure, directory = _simulate(compiled_programs, profiles, seeds, case, max_cycles,
-                                                     expect_stall, extra_reads, keep=False)
+                                                     expect_stall, extra_reads)
     if failure is not None:
         raise _failure(failure, records, compiled_programs, directory) from None
     return [_result(record, layout) for record, layout in zip(records, layouts, strict=True)]
@@ -98,7 +100,7 @@ def run_each_on_rtl(compiled_programs, *, profiles, seeds, case: str, max_cycles
     reason, a string (a differential fuzzer wants every run's verdict from one simulation)."""
     compiled_programs = list(compiled_programs)
     records, layouts, failure, directory = _simulate(compiled_programs, profiles, seeds, case, max_cycles,
-                                                     False, extra_reads, keep=True)
+                                                     False, extra_reads)
     by_index = {record["index"]: record for record in records}
     results = []
     for index, layout in enumerate(layouts):
@@ -111,13 +113,13 @@ def run_each_on_rtl(compiled_programs, *, profiles, seeds, case: str, max_cycles
             if record.get("diagnostics") is not None:
                 reason += "\n" + "\n".join(f"  {line}" for line in
                                             _hang_report(compiled_programs[index], record).lines)
-            results.append(reason)
+            results.append(reason + f"\n(log: {shown_path(directory / 'sim.log')})")
         else:
             results.append(_result(record, layout))
     return results
 
 
-def _simulate(compiled_programs, profiles, seeds, case, max_cycles, expect_stall, extra_reads, *, keep):
+def _simulate(compiled_programs, profiles, seeds, case, max_cycles, expect_stall, extra_reads):
     """One simulation of every run: (records, layouts, the simulation's failure or None, its directory)."""
     spec = _hardware(compiled_programs[0].spec)
     assert all(_hardware(compiled.spec) == spec for compiled in compiled_programs), \
@@ -131,20 +133,22 @@ def _simulate(compiled_programs, profiles, seeds, case, max_cycles, expect_stall
         runs.append(config)
         layouts.append(layout)
     built = build_design(_fabric_key(spec), fabric, what=f"the Verilated fabric {spec.rows}x{spec.cols}")
-    with run_directory(case) as directory:
-        result_path = directory / "result.jsonl"
-        # A file, not the variable itself: the images of many runs exceed an environment string's limit.
-        config_path = directory / "runs.json"
-        config_path.write_text(json.dumps({"ports": [astuple(port) for port in ports], "runs": runs}))
-        failure = None
-        try:
-            run_cocotb(built, "rivulet.sim.tb_fabric", directory,
-                       {"RIVULET_FABRIC_RUN": str(config_path), "RIVULET_FABRIC_RESULT": str(result_path)})
-        except CocotbFailure as error:
-            failure = error
-            if not keep:
-                return _records(result_path), layouts, failure, directory
-        return _records(result_path), layouts, failure, directory
+    # The directory is kept when any run fails: the messages point at the log inside.
+    directory = new_run_directory(case)
+    result_path = directory / "result.jsonl"
+    # A file, not the variable itself: the images of many runs exceed an environment string's limit.
+    config_path = directory / "runs.json"
+    config_path.write_text(json.dumps({"ports": [astuple(port) for port in ports], "runs": runs}))
+    failure = None
+    try:
+        run_cocotb(built, "rivulet.sim.tb_fabric", directory,
+                   {"RIVULET_FABRIC_RUN": str(config_path), "RIVULET_FABRIC_RESULT": str(result_path)})
+    except CocotbFailure as error:
+        failure = error
+    records = _records(result_path)
+    if failure is None and not keep_runs():
+        shutil.rmtree(directory, ignore_errors=True)
+    return records, layouts, failure, directory
 
 
 def _records(result_path) -> list[dict]:

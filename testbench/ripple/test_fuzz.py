@@ -165,7 +165,8 @@ def test_the_generator_covers_the_operator_set_and_the_loop_shapes():
     assert all(polarities[op, pred] for op in ("CARRY", "INVARIANT", "STEER", "STREAM")
                for pred in (True, False))
     assert min(sizes) >= LIMITS.min_ops and max(sizes) <= LIMITS.max_ops
-    assert nested >= 20, f"{nested} graphs with a loop that starts from a value steered into a region"
+    # About one graph in ten has one at this size (17 to 20 of 200 measured): 5 is far below.
+    assert nested >= 5, f"{nested} graphs with a loop that starts from a value steered into a region"
 
 
 def test_the_shrinker_finds_a_small_program_that_still_fails():
