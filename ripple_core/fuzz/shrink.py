@@ -1,7 +1,8 @@
 """Shrink a failing fuzzer program: smaller programs one rewrite away, for a greedy search.
 
 :func:`candidates` lists programs that each differ from the given one by one simplification:
-a statement removed, an ``if`` replaced by one of its branches, a loop bound or a constant made
+a statement removed, an ``if`` replaced by one of its branches, a loop replaced by one pass of
+its body, a loop bound or a constant made
 smaller, a sub-expression replaced by one of its operands or by 0, an argument or array word
 set to 0, an unused array or scalar dropped. Many are not valid programs (a variable read before
 it is assigned); :func:`shrink` keeps only those the reference interpreter runs, and of those the
@@ -125,6 +126,12 @@ def candidates(program: Program):
         if stmt[0] == "if":
             yield _replace(program, path, list(stmt[2]))
             yield _replace(program, path, list(stmt[3]))
+        if stmt[0] == "for":        # one iteration, without the loop
+            yield _replace(program, path, [("let", stmt[1], stmt[2]), *stmt[7]])
+            if stmt[2][0] == "const":   # ... with the counter a scalar, so nothing folds away
+                once = _replace(program, path, list(stmt[7]))
+                once.scalars[stmt[1]] = stmt[2][1]
+                yield once
     for path, stmt in paths:
         if stmt[0] == "for" and stmt[3][0] == "const" and stmt[3][1] > 0:
             step = 1 if stmt[4] > 0 else -1
