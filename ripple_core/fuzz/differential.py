@@ -15,6 +15,7 @@ The RTL is compared the same way by :func:`rtl_disagreements` from what a Verila
 
 from dataclasses import dataclass, field
 
+from ripple_core.check import fabric_problems
 from ripple_core.interp import DeadlockError, run
 from ripple_core.lower import LoweringError, compile_lowering, lower_graph
 from rsn.model import DeadlockError as FabricDeadlock
@@ -112,21 +113,11 @@ def model_disagreements(prepared: Prepared, spec) -> list[str]:
 
 
 def fabric_disagreements(prepared: Prepared, label: str, done, outputs, firings, reads) -> list[str]:
-    """Compare what a fabric (model or RTL) returned with the lowering's expectations."""
-    lowering, compiled = prepared.lowering, prepared.compiled
-    problems = [] if done else [f"{label}: done never rose"]
-    for port, tokens in lowering.program.expected.items():
-        if outputs.get(port, []) != tokens:
-            problems.append(f"{label}: host port {port} got {outputs.get(port, [])}, expected {tokens}")
-    tiles = compiled.routing.placement.tiles
-    for unit, count in lowering.firings.items():
-        if count and unit in tiles and firings.get(tiles[unit]) != count:
-            problems.append(f"{label}: PE {unit} at {list(tiles[unit])} fired {firings.get(tiles[unit])} "
-                            f"times, the golden model {count}")
-    if reads != lowering.program.expected_reads:
-        problems.append(f"{label}: status and arrays read back {reads}, expected "
-                        f"{lowering.program.expected_reads}")
-    return problems
+    """What a fabric run (model or RTL) got wrong, by :func:`ripple_core.check.fabric_problems`,
+    and whether ``done`` rose."""
+    problems = [] if done else ["done never rose"]
+    problems += fabric_problems(prepared.lowering, prepared.compiled, outputs, firings, reads)
+    return [f"{label}: {problem}" for problem in problems]
 
 
 def rtl_disagreements(prepared: Prepared, result, reads) -> list[str]:
