@@ -2,8 +2,10 @@
 
 The same :class:`~rivulet.sim.streams.StreamBench` engine as the primitives' benches, with every
 top-level stream under a protocol monitor: ``ctrl`` carries the image and then, once ``done`` is
-seen, the READ packets for the counters; host input ports get their tokens with random idle;
-host output ports and ``readback`` see random back-pressure.
+seen, the READ packets for the counters; host input ports get their tokens with idle, and host
+output ports and ``readback`` see back-pressure, both drawn from pattern generators that the
+native top (rivulet/sim/native/top.py) holds in hardware: for the same seed the two tiers see
+the same handshakes, cycle by cycle.
 
 When the watchdog fires on a run that was not expected to stall, the bench does not stop at
 once: it sends the diagnostic READ packets instead of the counter reads (through the same gate),
@@ -12,8 +14,7 @@ explain the hang (rsn.hang_report). If the control chain itself is blocked the v
 come back, so the wait is bounded.
 """
 
-import random
-
+from rivulet.sim.native.patterns import PatternStream, stream_seed, thresholds
 from rivulet.sim.streams import (
     NoProgressError,
     ScoreboardError,
@@ -23,15 +24,19 @@ from rivulet.sim.streams import (
     profile_named,
 )
 
-__all__ = ["GatedSource", "FabricRun", "make_fabric_bench"]
+__all__ = ["PatternSource", "PatternSink", "FabricRun", "make_fabric_bench"]
 
 
-class GatedSource(SourceDriver):
-    """A source whose tokens from ``gate_at`` on wait until ``opened()`` says so."""
+class PatternSource(SourceDriver):
+    """A host source whose idle comes from a pattern generator (:mod:`rivulet.sim.native.patterns`),
+    as the native top's does: the same seed offers in the same cycles on both tiers.
 
-    def __init__(self, port, tokens, idle, rng, *, gate_at: int, opened):
-        super().__init__(port, tokens, idle, rng)
-        self.gate_at, self.opened = gate_at, opened
+    With ``gate_at``, tokens from ``gate_at`` on wait until ``opened()`` says so."""
+
+    def __init__(self, port, tokens, pattern: PatternStream, *, gate_at: int | None = None, opened=None):
+        super().__init__(port, tokens, None, None)
+        self.pattern, self.gate_at, self.opened = pattern, gate_at, opened
+        self.mask = (1 << port.width) - 1
 
     def replace_gated(self, tokens):
         """Send ``tokens`` once the gate opens, instead of those queued behind it (the gate
@@ -40,9 +45,25 @@ class GatedSource(SourceDriver):
         self.tokens = self.tokens[:self.gate_at] + list(tokens)
 
     def drive(self, cycle):
-        if not self.offering and self.sent >= self.gate_at and not self.opened():
-            return {self.port.valid: 0, self.port.payload: 0}
-        return super().drive(cycle)
+        willing = self.pattern.willing(cycle)
+        gated = self.gate_at is not None and self.sent >= self.gate_at and not self.opened()
+        if not self.offering and not self.done and not gated:
+            self.offering = willing
+        if self.offering:
+            return {self.port.valid: 1, self.port.payload: self.tokens[self.sent]}
+        return {self.port.valid: 0, self.port.payload: self.pattern.junk & self.mask}
+
+
+class PatternSink(SinkDriver):
+    """A host sink whose back-pressure comes from a pattern generator, as the native top's does."""
+
+    def __init__(self, port, pattern: PatternStream):
+        super().__init__(port, None, None)
+        self.pattern = pattern
+
+    def drive(self, cycle):
+        self.ready = self.pattern.willing(cycle)
+        return {self.port.ready: int(self.ready)}
 
 
 class FabricRun:
@@ -53,7 +74,8 @@ class FabricRun:
     DIAGNOSTIC_CYCLES, DIAGNOSTIC_CYCLES_PER_WORD = 1000, 40
 
     def __init__(self, outputs: dict[str, int], readback_words: int, expect_stall: bool = False,
-                 *, diagnostic_reads=(), diagnostic_words: int = 0, max_cycles: int | None = None):
+                 *, diagnostic_reads=(), diagnostic_words: int = 0, max_cycles: int | None = None,
+                 ports=None):
         self.expect_stall = expect_stall
         self.diagnostic_reads, self.diagnostic_words = list(diagnostic_reads), diagnostic_words
         self.max_cycles = max_cycles
@@ -68,12 +90,21 @@ class FabricRun:
         self.done_cycle = None
         self.stalled_cycle = None
         self.host_sources = {}      # host input port -> its SourceDriver (make_fabric_bench sets them)
+        # With ``ports``: per cycle, bits 2k and 2k+1 are stream k's valid and ready (the
+        # native top's trace words, in the same order).
+        self.trace_ports = list(ports) if ports is not None else None
+        self.trace = [] if ports is not None else None
 
     def host_sent(self) -> dict[str, int]:
         """Tokens the fabric took from each host input: what rsn.readout.short_host_inputs reads."""
         return {name: source.sent for name, source in self.host_sources.items()}
 
     def on_cycle(self, cycle, sample, transfers):
+        if self.trace is not None:
+            bits = 0
+            for index, port in enumerate(self.trace_ports):
+                bits |= (sample[port.valid] << 2 * index) | (sample[port.ready] << 2 * index + 1)
+            self.trace.append(bits)
         for name in self.outputs:
             if name in transfers:
                 self.outputs[name].append(transfers[name])
@@ -157,23 +188,32 @@ def make_fabric_bench(ports, *, image: list[int], reads: list[int], readback_wor
                       host_inputs: dict[str, list[int]], host_outputs: dict[str, int],
                       profile: str, seed: int, expect_stall: bool = False,
                       diagnostic_reads=(), diagnostic_words: int = 0,
-                      max_cycles: int | None = None) -> StreamBench:
+                      max_cycles: int | None = None, trace: bool = False) -> StreamBench:
     """A bench for one fabric run. ``reads`` are READ packets sent after ``done`` (or, with
     ``expect_stall``, after the watchdog fires: the run that tests the watchdog).
     ``diagnostic_reads`` (returning ``diagnostic_words`` values) are sent instead when the
     watchdog fires without ``expect_stall``; the run fails once they are back (or overdue, or at
-    ``max_cycles``, the bench's last cycle)."""
+    ``max_cycles``, the bench's last cycle). Idle and back-pressure come from one pattern
+    generator per stream, seeded from ``seed`` and the stream's position in ``ports``, as on the
+    native tier; with ``trace`` the checker keeps every cycle's (valid, ready) bits."""
     stall = profile_named(profile)
-    rng = random.Random(seed)
+    idle, backpressure = thresholds(stall.idle), thresholds(stall.backpressure)
     by_name = {port.prefix: port for port in ports}
+    patterns = {port.prefix: PatternStream(stream_seed(seed, index),
+                                           idle if port.into_design else backpressure)
+                for index, port in enumerate(ports)}
     checker = FabricRun(host_outputs, readback_words, expect_stall, diagnostic_reads=diagnostic_reads,
-                        diagnostic_words=diagnostic_words, max_cycles=max_cycles)
-    sources = [GatedSource(by_name["ctrl"], image + reads, stall.idle, random.Random(rng.getrandbits(64)),
-                           gate_at=len(image), opened=lambda: checker.gate_open)]
+                        diagnostic_words=diagnostic_words, max_cycles=max_cycles,
+                        ports=ports if trace else None)
+    sources = [PatternSource(by_name["ctrl"], image + reads, patterns["ctrl"], gate_at=len(image),
+                             opened=lambda: checker.gate_open)]
     checker.ctrl_source = sources[0]
     for name, tokens in host_inputs.items():
-        sources.append(SourceDriver(by_name[name], tokens, stall.idle, random.Random(rng.getrandbits(64))))
+        sources.append(PatternSource(by_name[name], tokens, patterns[name]))
         checker.host_sources[name] = sources[-1]
-    sinks = [SinkDriver(port, stall.backpressure, random.Random(rng.getrandbits(64)))
-             for port in ports if not port.into_design]
+    # A host input the program does not use offers nothing, but its generator steps all the same
+    # (its junk payload is driven, as in hardware).
+    sources += [PatternSource(port, [], patterns[port.prefix]) for port in ports
+                if port.into_design and port.prefix != "ctrl" and port.prefix not in host_inputs]
+    sinks = [PatternSink(port, patterns[port.prefix]) for port in ports if not port.into_design]
     return StreamBench(ports, sources, sinks, checker, extra_signals=["done", "stalled"])

@@ -24,16 +24,17 @@ from rsn.fabric import Fabric
 from rsn.hang_report import diagnostic_reads, hang_report, snapshots_from_readback
 from rsn.readout import RtlResult, counter_reads, parse_readback, short_host_inputs, used_tiles
 
+from .native.session import native_design, run_native, simulation_tier
 from .run_dirs import keep_runs, new_run_directory
 from .streams import stream_ports
 from .toolchain import shown_path
-from .verilator import CocotbFailure, build_design, run_cocotb
+from .verilator import CocotbFailure, SimulationFailure, build_design, run_cocotb
 
 __all__ = ["RtlResult", "run_on_rtl", "run_many_on_rtl", "run_each_on_rtl", "counter_reads",
            "FabricRunFailure"]
 
 
-class FabricRunFailure(CocotbFailure):
+class FabricRunFailure(SimulationFailure):
     """Runs on the Verilated fabric failed; the message says which, and why, per run.
 
     ``reports``: run index -> the :class:`rsn.hang_report.HangReport` of each run whose watchdog
@@ -75,11 +76,16 @@ def _result(record: dict, layout) -> RtlResult:
     # Words read after the counters (``extra_reads``), e.g. xbar membranes.
     result.extra = record["readback"][sum(count for _, count in layout):]
     result.host_sent = record.get("host_sent")
+    # How the simulation went: cycles clocked and seconds spent on this run (either tier), and
+    # the per-cycle handshake trace when one was asked for.
+    result.sim_cycles, result.sim_seconds = record.get("clocked"), record.get("run_seconds")
+    result.trace = record.get("trace")
     return result
 
 
 def run_many_on_rtl(compiled_programs, *, profiles, seeds, case: str, max_cycles: int = 200_000,
-                    expect_stall: bool = False, extra_reads=None) -> list[RtlResult]:
+                    expect_stall: bool = False, extra_reads=None, tier: str | None = None,
+                    trace: bool = False) -> list[RtlResult]:
     """Run several compiled programs (same fabric) in one simulation, each from reset.
 
     ``profiles`` and ``seeds`` give each run its stall profile and seed (parallel lists).
@@ -88,19 +94,19 @@ def run_many_on_rtl(compiled_programs, *, profiles, seeds, case: str, max_cycles
     """
     compiled_programs = list(compiled_programs)
     records, layouts, failure, directory = _simulate(compiled_programs, profiles, seeds, case, max_cycles,
-                                                     expect_stall, extra_reads)
+                                                     expect_stall, extra_reads, tier, trace)
     if failure is not None:
         raise _failure(failure, records, compiled_programs, directory) from None
     return [_result(record, layout) for record, layout in zip(records, layouts, strict=True)]
 
 
 def run_each_on_rtl(compiled_programs, *, profiles, seeds, case: str, max_cycles: int = 200_000,
-                    extra_reads=None) -> list[RtlResult | str]:
+                    extra_reads=None, tier: str | None = None) -> list[RtlResult | str]:
     """As :func:`run_many_on_rtl`, but a run that fails does not fail the others: its entry is the
     reason, a string (a differential fuzzer wants every run's verdict from one simulation)."""
     compiled_programs = list(compiled_programs)
     records, layouts, failure, directory = _simulate(compiled_programs, profiles, seeds, case, max_cycles,
-                                                     False, extra_reads)
+                                                     False, extra_reads, tier)
     by_index = {record["index"]: record for record in records}
     results = []
     for index, layout in enumerate(layouts):
@@ -119,33 +125,47 @@ def run_each_on_rtl(compiled_programs, *, profiles, seeds, case: str, max_cycles
     return results
 
 
-def _simulate(compiled_programs, profiles, seeds, case, max_cycles, expect_stall, extra_reads):
-    """One simulation of every run: (records, layouts, the simulation's failure or None, its directory)."""
+def _simulate(compiled_programs, profiles, seeds, case, max_cycles, expect_stall, extra_reads,
+              tier=None, trace=False):
+    """One simulation of every run: (records, layouts, the simulation's failure or None, its directory).
+
+    ``tier`` is "native" or "cocotb" (None: :func:`simulation_tier`); ``trace`` keeps each run's
+    per-cycle handshake trace (``record["trace"]``)."""
     spec = _hardware(compiled_programs[0].spec)
     assert all(_hardware(compiled.spec) == spec for compiled in compiled_programs), \
         "programs in one simulation must target the same fabric hardware"
-    fabric = Fabric(spec)
-    ports, _ = stream_ports(fabric)
     runs, layouts = [], []
     extra_reads = extra_reads or [None] * len(compiled_programs)
     for compiled, profile, seed, extra in zip(compiled_programs, profiles, seeds, extra_reads, strict=True):
         config, layout = _run_config(compiled, profile, seed, max_cycles, expect_stall, extra)
         runs.append(config)
         layouts.append(layout)
-    built = build_design(_fabric_key(spec), fabric, what=f"the Verilated fabric {spec.rows}x{spec.cols}")
+    tier = simulation_tier(tier)
     # The directory is kept when any run fails: the messages point at the log inside.
     directory = new_run_directory(case)
-    result_path = directory / "result.jsonl"
-    # A file, not the variable itself: the images of many runs exceed an environment string's limit.
-    config_path = directory / "runs.json"
-    config_path.write_text(json.dumps({"ports": [astuple(port) for port in ports], "runs": runs}))
     failure = None
-    try:
-        run_cocotb(built, "rivulet.sim.tb_fabric", directory,
-                   {"RIVULET_FABRIC_RUN": str(config_path), "RIVULET_FABRIC_RESULT": str(result_path)})
-    except CocotbFailure as error:
-        failure = error
-    records = _records(result_path)
+    if tier == "native":
+        design = native_design(spec, runs)
+        records = run_native(design, runs, directory, trace=trace)
+        failed = [record for record in records if record.get("error")]
+        if failed:
+            failure = SimulationFailure(f"{len(failed)} of {len(records)} native runs failed "
+                                        f"(log: {shown_path(directory / 'sim.log')})")
+    else:
+        fabric = Fabric(spec)
+        ports, _ = stream_ports(fabric)
+        built = build_design(_fabric_key(spec), fabric, what=f"the Verilated fabric {spec.rows}x{spec.cols}")
+        result_path = directory / "result.jsonl"
+        # A file, not the variable itself: the images of many runs exceed an environment string's limit.
+        config_path = directory / "runs.json"
+        config_path.write_text(json.dumps({"ports": [astuple(port) for port in ports], "runs": runs,
+                                           "trace": trace}))
+        try:
+            run_cocotb(built, "rivulet.sim.tb_fabric", directory,
+                       {"RIVULET_FABRIC_RUN": str(config_path), "RIVULET_FABRIC_RESULT": str(result_path)})
+        except CocotbFailure as error:
+            failure = error
+        records = _records(result_path)
     if failure is None and not keep_runs():
         shutil.rmtree(directory, ignore_errors=True)
     return records, layouts, failure, directory
@@ -156,7 +176,8 @@ def _records(result_path) -> list[dict]:
     return sorted((json.loads(line) for line in lines), key=lambda record: record["index"])
 
 
-def _failure(failure: CocotbFailure, records: list[dict], compiled_programs, directory) -> CocotbFailure:
+def _failure(failure: SimulationFailure, records: list[dict], compiled_programs,
+             directory) -> SimulationFailure:
     """The failing runs of ``records``, each with the host inputs it was short of; ``failure``
     itself when no run reported an error (the simulation itself broke)."""
     failed = [record for record in records if record.get("error")]

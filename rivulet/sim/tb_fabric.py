@@ -12,6 +12,7 @@ its tokens wait.
 
 import json
 import os
+import time
 from pathlib import Path
 
 import cocotb
@@ -37,9 +38,10 @@ async def fabric_run(dut, index):
         host_inputs=run["host_inputs"], host_outputs=run["host_outputs"],
         profile=run["profile"], seed=run["seed"], expect_stall=run.get("expect_stall", False),
         diagnostic_reads=run.get("diagnostic_reads", []), diagnostic_words=run.get("diagnostic_words", 0),
-        max_cycles=run["max_cycles"])
+        max_cycles=run["max_cycles"], trace=CONFIG.get("trace", False))
     Clock(dut.clk, 10, unit="ns").start()
     checker, cycles, error = bench.checker, None, None
+    started = time.monotonic()
     try:
         cycles = await run_bench(dut, bench, run["max_cycles"])
     except BaseException as failure:
@@ -51,5 +53,6 @@ async def fabric_run(dut, index):
                 "index": index, "outputs": checker.outputs, "readback": checker.readback,
                 "done_cycle": checker.done_cycle, "stalled_cycle": checker.stalled_cycle, "cycles": cycles,
                 "host_sent": checker.host_sent(), "diagnostics": checker.diagnostics,
-                "error": error}) + "\n")
+                "error": error, "clocked": bench.cycles, "run_seconds": time.monotonic() - started,
+                **({"trace": checker.trace} if checker.trace is not None else {})}) + "\n")
     cocotb.log.info("run %d done at cycle %s", index, checker.done_cycle)

@@ -25,12 +25,17 @@ from .waves import say_where_waves_went, trace_args, waves_requested
 from .wrappers import Clocked
 
 __all__ = ["VerilatedDesign", "build_design", "run_cocotb", "run_directory", "CocotbFailure",
+           "SimulationFailure",
            "waves_requested"]
 
 SIM_ROOT = BUILD_ROOT / "sim"
 
 
-class CocotbFailure(AssertionError):
+class SimulationFailure(AssertionError):
+    """A simulation (of either tier) failed; the message says what failed and where its log is."""
+
+
+class CocotbFailure(SimulationFailure):
     """A cocotb bench reported failing tests; the message carries their failure texts."""
 
 

@@ -1,0 +1,44 @@
+"""Which tier runs a fabric simulation, and the native build that fits a batch of runs."""
+
+import hashlib
+import os
+
+from rivulet.sim.waves import waves_requested
+
+from .build import build_native
+from .runs import memory_needs, run_native
+from .top import SimTop
+
+__all__ = ["TIERS", "simulation_tier", "native_design", "run_native"]
+
+TIERS = ("native", "cocotb")
+# The memories of the usual native top: every run of the suite and the examples fits. A batch
+# that needs more gets a top of its own, sized to the next power of two.
+IN_DEPTH, OUT_DEPTH = 1 << 15, 1 << 14
+
+
+def simulation_tier(tier: str | None = None) -> str:
+    """``tier``, else ``RIVULET_SIM_TIER``, else native, except that waves need the cocotb tier."""
+    tier = tier or os.environ.get("RIVULET_SIM_TIER") or ("cocotb" if waves_requested() else "native")
+    if tier not in TIERS:
+        raise ValueError(f"unknown simulation tier {tier!r}: choose one of {', '.join(TIERS)}")
+    return tier
+
+
+def _depth(need: int, usual: int) -> int:
+    depth = usual
+    while depth < need:
+        depth *= 2
+    return depth
+
+
+def native_design(spec, runs: list[dict]):
+    """The native build of ``spec`` whose memories hold every run of ``runs``."""
+    needs = [memory_needs(run) for run in runs]
+    in_depth = _depth(max(need[0] for need in needs), IN_DEPTH)
+    out_depth = _depth(max(need[1] for need in needs), OUT_DEPTH)
+    top = SimTop(spec, in_depth=in_depth, out_depth=out_depth)
+    digest = hashlib.sha256(repr(spec).encode()).hexdigest()[:12]
+    suffix = "" if (in_depth, out_depth) == (IN_DEPTH, OUT_DEPTH) else f"-in{in_depth}-out{out_depth}"
+    return build_native(f"native-{digest}{suffix}", top,
+                        what=f"the native fabric {spec.rows}x{spec.cols}")
