@@ -29,14 +29,14 @@ def _on_model(case, compiled, spec) -> tuple:
 
 def _rtl_results(workload, compiled, *, seed: int, profile: str) -> list:
     from .sim.fabric_run import run_many_on_rtl
-    from .sim.verilator import CocotbFailure
+    from .sim.verilator import SimulationFailure
 
     try:
         return run_many_on_rtl(compiled, profiles=[profile] * len(compiled),
                                seeds=[seed + k for k in range(len(compiled))],
                                case=f"rivulet-run-{workload.path.name}-{profile}-{seed}",
                                extra_reads=[register_reads(image) for image in compiled])
-    except CocotbFailure as failure:
+    except SimulationFailure as failure:
         raise RunMismatch(f"the RTL simulation failed: {failure}") from None
 
 

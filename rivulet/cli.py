@@ -146,6 +146,10 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--waves", action="store_true",
                      help="write waves of the RTL run into its directory build/sim-runs/<case>-<pid>-<n>/ "
                           "(kept; the command says where and how to open them)")
+    run.add_argument("--tier", choices=("native", "cocotb"),
+                     help="how the RTL run is simulated: native (the default: the host side in hardware, "
+                          "at the Verilated model's own speed) or cocotb (the Python bench, for "
+                          "protocol-level debugging; --waves uses it)")
     run.add_argument("--keep", action="store_true",
                      help="keep the RTL run's directory (results, log) when it passes; a failed run's "
                           "is always kept")
@@ -224,8 +228,12 @@ def _run(arguments) -> int:
     if arguments.sim == "board" and not arguments.port:
         raise ParameterError("--sim board needs --port, the board's serial port (e.g. /dev/ttyUSB1)")
     say = _on_stderr if arguments.json else print       # stdout is the JSON's alone
+    if arguments.waves and arguments.tier == "native":
+        raise ParameterError("--waves needs the cocotb tier: leave out --tier native (the native tier "
+                             "writes no waves)")
     with _environment(WAVES="1" if arguments.waves else None,
-                      RIVULET_KEEP_RUNS="1" if arguments.keep else None):
+                      RIVULET_KEEP_RUNS="1" if arguments.keep else None,
+                      RIVULET_SIM_TIER=arguments.tier):
         try:
             run_file(arguments.program, fabric=arguments.fabric, sim=arguments.sim, seed=arguments.seed,
                      profile=arguments.profile, port=arguments.port, baud=arguments.baud,

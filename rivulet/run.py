@@ -99,18 +99,19 @@ def run_program(case, spec, *, sim: str = "model", seed: int = 1, profile: str =
         _judge("golden model", case, compiled, model, model.register_values, say, entry)
         _report_units(compiled, model.firings, model.link_beats, say)
     if sim in ("rtl", "both"):
-        from .sim.fabric_run import run_on_rtl
-        from .sim.verilator import CocotbFailure
+        from .sim.fabric_run import run_on_rtl, simulation_speed
+        from .sim.verilator import SimulationFailure
         say(f"== RTL (Verilator), stall profile {profile}, seed {seed}")
         started = time.monotonic()
         extra = register_reads(compiled) if program.reads else None
         try:
             rtl = run_on_rtl(compiled, profile=profile, seed=seed, extra_reads=extra)
-        except CocotbFailure as failure:     # a hang names the host input it waits for
+        except SimulationFailure as failure:     # a hang names the host input it waits for
             entry.fail([f"RTL: {failure}"])
             raise RunMismatch(f"RTL: {failure}") from None
         results["rtl"] = rtl
-        say(f"   done after {rtl.cycles} fabric cycles ({time.monotonic() - started:.1f} s wall)")
+        say(f"   done after {rtl.cycles} fabric cycles ({time.monotonic() - started:.1f} s wall; "
+            f"{simulation_speed(rtl)})")
         rtl.register_values = split_register_reads(compiled, getattr(rtl, "extra", []))
         entry.runs["rtl"] = run_figures(rtl, tiles)
         _judge("RTL", case, compiled, rtl, rtl.register_values, say, entry)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from rivulet.sim.streams import Schedule
 
-__all__ = ["MASK", "xorshift", "stream_seed", "Thresholds", "thresholds", "PatternStream"]
+__all__ = ["MASK", "ONE", "xorshift", "stream_seed", "Thresholds", "thresholds", "PatternStream"]
 
 MASK = 0xFFFF_FFFF
 ONE = 1 << 16           # the threshold of probability 1: never willing

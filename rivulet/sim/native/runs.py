@@ -20,7 +20,7 @@ from rivulet.sim.verilator import SimulationFailure
 from .patterns import stream_seed, thresholds
 from .top import END_REASONS, NO_CYCLE, PROTOCOL_ERRORS
 
-__all__ = ["NativeFailure", "run_native", "memory_needs", "CAPTURE_SLACK", "read_trace"]
+__all__ = ["NativeFailure", "run_native", "layout_run", "memory_needs", "CAPTURE_SLACK", "read_trace"]
 
 # Tokens a sink may take beyond what the run expects before the run ends as "capture_full": a
 # fabric that sends too many tokens is still seen sending them (the comparison then fails).
@@ -46,7 +46,10 @@ def memory_needs(run: dict) -> tuple[int, int]:
     return inputs, outputs
 
 
-def _layout(top, run: dict) -> _Layout:
+def layout_run(top, run: dict) -> _Layout:
+    """The config values and input-memory words of ``run``; a run the memories cannot hold, a
+    token wider than its stream or a host input the fabric lacks is refused here, before anything
+    is loaded."""
     profile = profile_named(run["profile"])
     idle, backpressure = thresholds(profile.idle), thresholds(profile.backpressure)
     config = {
@@ -96,7 +99,7 @@ def _layout(top, run: dict) -> _Layout:
 def run_native(design, runs: list[dict], directory: Path, *, trace: bool = False) -> list[dict]:
     """Run every run in one driver process; one record per run (the cocotb tier's format)."""
     top = design.top
-    layouts = [_layout(top, run) for run in runs]
+    layouts = [layout_run(top, run) for run in runs]
     runs_path, results_path = directory / "runs.txt", directory / "results.txt"
     with open(runs_path, "w") as file:
         file.write(f"{len(runs)}\n")

@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """Which tier runs a fabric simulation, and the native build that fits a batch of runs."""
 
 import hashlib

@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """The native simulation top: a fabric with its host side in hardware.
 
 What the cocotb tier does in Python every cycle, this top does in logic, so that a Verilated
@@ -56,15 +57,16 @@ class SimTop(wiring.Component):
     """A :class:`rsn.fabric.Fabric` for ``spec`` with every host stream driven in hardware.
 
     ``in_depth`` and ``out_depth`` (powers of two) size the input and output memories in
-    words; a run that needs more is refused before it is loaded (:mod:`.runs`).
+    words; a run that needs more is refused before it is loaded (:mod:`.runs`). ``fabric``
+    replaces the generated fabric by a component of the same signature (a test's broken one).
     """
 
-    def __init__(self, spec, *, in_depth: int = 1 << 15, out_depth: int = 1 << 14):
+    def __init__(self, spec, *, in_depth: int = 1 << 15, out_depth: int = 1 << 14, fabric=None):
         for name, depth in (("in_depth", in_depth), ("out_depth", out_depth)):
             if depth < 2 or depth & (depth - 1):
                 raise ValueError(f"{name} must be a power of two, not {depth}")
         self.spec, self.in_depth, self.out_depth = spec, in_depth, out_depth
-        self.fabric = Fabric(spec)
+        self.fabric = fabric if fabric is not None else Fabric(spec)
         ports, _ = stream_ports(self.fabric)
         sources = sinks = 0
         self.streams = []
