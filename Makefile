@@ -50,6 +50,8 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.ripple --rtl
 	$(BIN)/python -m bench.ripple_suite
 	$(BIN)/python -m bench.fuzz
+	$(BIN)/python -m bench.sim_speed
+	$(BIN)/python -m bench.random_rtl
 
 BOARD  ?=
 FABRIC ?=

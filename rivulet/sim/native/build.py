@@ -30,9 +30,11 @@ from rivulet.sim.verilator import SIM_ROOT, _lock
 
 from .top import SimTop
 
-__all__ = ["NativeDesign", "build_native", "generator_digest", "LARGE_DESIGN_BYTES", "design_header"]
+__all__ = ["NativeDesign", "build_native", "build_bare", "generator_digest", "LARGE_DESIGN_BYTES",
+           "design_header"]
 
 DRIVER = Path(__file__).with_name("driver.cpp")
+BARE = Path(__file__).with_name("bare.cpp")
 LARGE_DESIGN_BYTES = 4_000_000
 
 # Amaranth writes every word of a memory's initial contents into the Verilog; the top's memories
@@ -136,15 +138,31 @@ def build_native(key: str, top: SimTop, *, what: str | None = None, threads: int
     return NativeDesign(key, build_dir, top, times)
 
 
+def build_bare(key: str, component, *, what: str, say=say_on_stderr) -> tuple[Path, dict]:
+    """The fabric alone (wrapped with a clock) with ``bare.cpp``: (its executable, phase times).
+    For the benchmark's ceiling only; always a fresh build."""
+    from rivulet.sim.wrappers import Clocked
+
+    use_tool_environment()
+    build_dir = SIM_ROOT / safe_name(key)
+    started = time.monotonic()
+    text = verilog.convert(Clocked(component), name="top", emit_src=False)
+    times = {"verilog": time.monotonic() - started}
+    times |= _build(build_dir, text, None, 1, what, say, driver=BARE)
+    return build_dir / "obj" / "driver", times
+
+
 def _reads(path: Path) -> str | None:
     return path.read_text() if path.exists() else None
 
 
-def _build(build_dir: Path, text: str, header: str, threads: int, what: str, say) -> dict:
+def _build(build_dir: Path, text: str, header: str | None, threads: int, what: str, say,
+           driver: Path = DRIVER) -> dict:
     build_dir.mkdir(parents=True, exist_ok=True)
     (build_dir / "top.v").write_text(text)
-    (build_dir / "design.h").write_text(header)
-    (build_dir / "driver.cpp").write_text(DRIVER.read_text())
+    if header is not None:
+        (build_dir / "design.h").write_text(header)
+    (build_dir / "driver.cpp").write_text(driver.read_text())
     optimisation = "-O1" if len(text) > LARGE_DESIGN_BYTES else "-Os"
     jobs = str(max(1, os.cpu_count() or 1))
     command = [

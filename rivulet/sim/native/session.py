@@ -10,12 +10,15 @@ from .build import build_native
 from .runs import memory_needs, run_native
 from .top import SimTop
 
-__all__ = ["TIERS", "simulation_tier", "native_design", "run_native"]
+__all__ = ["TIERS", "THREADS", "simulation_tier", "native_key", "native_design", "run_native"]
 
 TIERS = ("native", "cocotb")
 # The memories of the usual native top: every run of the suite and the examples fits. A batch
 # that needs more gets a top of its own, sized to the next power of two.
 IN_DEPTH, OUT_DEPTH = 1 << 15, 1 << 14
+# Verilator threads of the native model: 1, since a second thread does not pay on two cores
+# (bench/results/sim_speed.md); RIVULET_SIM_THREADS sets another count.
+THREADS = 1
 
 
 def simulation_tier(tier: str | None = None) -> str:
@@ -39,7 +42,12 @@ def native_design(spec, runs: list[dict]):
     in_depth = _depth(max(need[0] for need in needs), IN_DEPTH)
     out_depth = _depth(max(need[1] for need in needs), OUT_DEPTH)
     top = SimTop(spec, in_depth=in_depth, out_depth=out_depth)
-    digest = hashlib.sha256(repr(spec).encode()).hexdigest()[:12]
     suffix = "" if (in_depth, out_depth) == (IN_DEPTH, OUT_DEPTH) else f"-in{in_depth}-out{out_depth}"
-    return build_native(f"native-{digest}{suffix}", top,
+    threads = int(os.environ.get("RIVULET_SIM_THREADS") or THREADS)
+    return build_native(native_key(spec) + suffix, top, threads=threads,
                         what=f"the native fabric {spec.rows}x{spec.cols}")
+
+
+def native_key(spec) -> str:
+    """The build directory's name for ``spec`` with the usual memories."""
+    return "native-" + hashlib.sha256(repr(spec).encode()).hexdigest()[:12]

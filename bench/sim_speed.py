@@ -1,0 +1,279 @@
+"""Simulation speed of the fabric: the cocotb tier, the native tier and the bare model, side by side.
+
+``python -m bench.sim_speed [--quick]`` measures, in one run, for 2x2, 3x3 and 4x4 fabrics of
+mem/mac/alu tiles and the 5x6 and 7x8 ``pe`` fabrics:
+
+* build times: the native build cold (Verilog, Verilator, C++), warm (cached: nothing converted)
+  and the cocotb build cold;
+* cycles per second of the same runs on the cocotb tier and the native tier (the MLP and random
+  path programs on the mem/mac/alu fabrics; Ripple BFS and random Ripple programs on ``pe``),
+  per run (simulation loop only) and end to end (the whole batch, process start included);
+* the bare model: the Verilated fabric alone in a C++ loop (bare.cpp), the ceiling;
+* on the 7x8 fabric, the native tier with Verilator's ``--threads 2``.
+
+Both tiers run the same programs, profiles and seeds; their outputs and counters are compared
+as the tests do. The ratios (native / bare >= 0.5, native / cocotb >= 100) are computed from
+figures of this run only. Writes bench/results/sim_speed.json and sim_speed.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import shutil
+import subprocess
+import time
+import zlib
+
+from .common import QUICK_RESULTS, REPO, RESULTS, git_stamp, now, write_results
+
+__all__ = ["main"]
+
+SEED = 2026
+SMALL = {
+    "2x2": {"rows": 2, "cols": 2, "tiles": ["mem mac", "mem alu"],
+            "host_ports": [{"name": "in0", "tile": [0, 0], "side": "W", "direction": "in"},
+                           {"name": "in1", "tile": [1, 0], "side": "W", "direction": "in"},
+                           {"name": "out0", "tile": [0, 1], "side": "E", "direction": "out"},
+                           {"name": "out1", "tile": [1, 1], "side": "E", "direction": "out"}]},
+    "4x4": {"rows": 4, "cols": 4, "tiles": ["mem mac alu mem", "mem mac alu alu", "mem mac alu mac",
+                                            "mem mac alu alu"],
+            "host_ports": [{"name": "in0", "tile": [0, 0], "side": "W", "direction": "in"},
+                           {"name": "in1", "tile": [1, 0], "side": "W", "direction": "in"},
+                           {"name": "out0", "tile": [0, 3], "side": "E", "direction": "out"},
+                           {"name": "out1", "tile": [1, 3], "side": "E", "direction": "out"}]},
+}
+PE_FABRICS = {"5x6 pe": "examples/fabrics/ripple.toml", "7x8 pe": "examples/fabrics/ripple_bfs.toml"}
+
+
+def _rsn_workload(spec, name: str, count: int):
+    """The MLP (on the 3x3 default fabric) and random path programs that route on ``spec``."""
+    from rsn.program import compile_program, load_program
+    from rsn.random_programs import random_program
+
+    rng = random.Random(SEED)
+    programs = []
+    if name == "3x3":
+        programs.append(("mlp", compile_program(load_program(REPO / "examples" / "mlp.py"), spec)))
+    while len(programs) < count:
+        program = random_program(rng.getrandbits(32))
+        try:
+            programs.append(("random", compile_program(program, spec)))
+        except ValueError:
+            continue        # does not place or route on this grid
+    return programs
+
+
+def _pe_workload(spec, count: int):
+    """Ripple BFS (ordered and Ripple, 64 vertices) and random Ripple programs."""
+    from ripple_core.fuzz.differential import NotRunnable, prepare
+    from ripple_core.fuzz.generate import GeneratorLimits, random_program
+    from ripple_core.lower import compile_lowering, lower_graph
+    from ripple_core.programs import bfs_case, ordered_bfs, random_csr, ripple_bfs
+
+    programs = []
+    row, col = random_csr(64, 4, SEED)
+    if len(col) <= spec.parameters("pe").mem_depth:
+        for name, graph in (("bfs-ordered", ordered_bfs()), ("bfs-ripple", ripple_bfs(depth=8))):
+            lowering = lower_graph(graph, bfs_case(row, col, ordered=name == "bfs-ordered"), spec,
+                                   name=f"speed-{name}")
+            programs.append((name, compile_lowering(lowering, spec, seed=SEED)))
+    rng = random.Random(SEED)
+    while len(programs) < count:
+        seed = rng.getrandbits(32)
+        try:
+            prepared = prepare(random_program(random.Random(seed), GeneratorLimits(10, 28)), spec,
+                               name=f"speed_{seed}", seed=seed)
+        except NotRunnable:
+            continue
+        programs.append(("random-ripple", prepared.compiled))
+    return programs
+
+
+def _tier(programs, tier: str, case: str) -> dict:
+    from rivulet.sim.fabric_run import run_many_on_rtl
+    from rsn.readout import register_reads
+
+    compiled = [each for _, each in programs]
+    started = time.monotonic()
+    results = run_many_on_rtl(compiled, profiles=["random_stall_50"] * len(compiled),
+                              seeds=list(range(1, len(compiled) + 1)), case=case, tier=tier,
+                              max_cycles=2_000_000,
+                              extra_reads=[register_reads(each) for each in compiled])
+    wall = time.monotonic() - started
+    cycles = sum(result.sim_cycles for result in results)
+    seconds = sum(result.sim_seconds for result in results)
+    return {"runs": len(results), "cycles": cycles, "loop_seconds": round(seconds, 3),
+            "wall_seconds": round(wall, 2), "cycles_per_s": round(cycles / seconds),
+            "end_to_end_cycles_per_s": round(cycles / wall),
+            "answers": [(result.outputs, result.firings, result.link_beats, result.extra)
+                        for result in results]}
+
+
+def _clean(key: str):
+    from rivulet.sim.verilator import SIM_ROOT
+    shutil.rmtree(SIM_ROOT / key, ignore_errors=True)
+
+
+def _native_builds(spec, threads: int = 1) -> dict:
+    """Cold and warm native builds of ``spec`` (the usual memories), phase by phase."""
+    from rivulet.sim.native.build import build_native
+    from rivulet.sim.native.session import IN_DEPTH, OUT_DEPTH, native_key
+    from rivulet.sim.native.top import SimTop
+
+    key = native_key(spec) + (f"-threads{threads}" if threads > 1 else "")
+    _clean(key)
+    started = time.monotonic()
+    def top():
+        return SimTop(spec, in_depth=IN_DEPTH, out_depth=OUT_DEPTH)
+
+    cold = build_native(native_key(spec), top(), threads=threads)
+    cold_seconds = time.monotonic() - started
+    started = time.monotonic()
+    build_native(native_key(spec), top(), threads=threads)
+    warm_seconds = time.monotonic() - started
+    verilog = (cold.build_dir / "top.v").stat().st_size
+    return {"cold_seconds": round(cold_seconds, 1), "warm_seconds": round(warm_seconds, 2),
+            "phases": {phase: round(seconds, 1) for phase, seconds in cold.times.items()},
+            "verilog_bytes": verilog}
+
+
+def _cocotb_build(spec) -> dict:
+    from rivulet.sim.fabric_run import _fabric_key
+    from rivulet.sim.verilator import build_design
+    from rsn.fabric import Fabric
+
+    _clean(_fabric_key(spec))
+    started = time.monotonic()
+    build_design(_fabric_key(spec), Fabric(spec), what=f"the cocotb build {spec.rows}x{spec.cols}")
+    return {"cold_seconds": round(time.monotonic() - started, 1)}
+
+
+def _bare(spec, cycles: int) -> dict:
+    from rivulet.sim.native.build import build_bare
+    from rsn.fabric import Fabric
+
+    started = time.monotonic()
+    key = f"bare-{spec.rows}x{spec.cols}-{zlib.crc32(repr(spec).encode()):08x}"
+    executable, times = build_bare(key, Fabric(spec), what=f"the bare model {spec.rows}x{spec.cols}")
+    build = time.monotonic() - started
+    done = subprocess.run([str(executable), str(cycles)], capture_output=True, text=True, check=True)
+    clocked, microseconds = map(int, done.stdout.split())
+    return {"cycles": clocked, "seconds": microseconds / 1e6,
+            "cycles_per_s": round(clocked / (microseconds / 1e6)),
+            "build_seconds": round(build, 1), "phases": {k: round(v, 1) for k, v in times.items()}}
+
+
+def measure_fabric(name: str, spec, programs, *, cocotb: bool = True, threads: bool = False) -> dict:
+    entry = {"fabric": name, "rows": spec.rows, "cols": spec.cols,
+             "workload": sorted({kind for kind, _ in programs})}
+    entry["native_build"] = _native_builds(spec)
+    entry["native"] = _tier(programs, "native", f"speed-{name}-native")
+    answers = entry["native"].pop("answers")
+    if cocotb:
+        entry["cocotb_build"] = _cocotb_build(spec)
+        # The cocotb tier runs at most a few programs on large fabrics: it takes minutes per run.
+        subset = programs if spec.rows * spec.cols <= 16 else programs[:2]
+        entry["cocotb"] = _tier(subset, "cocotb", f"speed-{name}-cocotb")
+        entry["tiers_agree"] = entry["cocotb"].pop("answers") == answers[:len(subset)]
+    entry["bare"] = _bare(spec, max(20_000, entry["native"]["cycles"]))
+    entry["native_over_bare"] = round(entry["native"]["cycles_per_s"] / entry["bare"]["cycles_per_s"], 2)
+    if cocotb:
+        entry["native_over_cocotb"] = round(
+            entry["native"]["cycles_per_s"] / entry["cocotb"]["cycles_per_s"], 1)
+        entry["native_over_cocotb_end_to_end"] = round(
+            entry["native"]["end_to_end_cycles_per_s"] / entry["cocotb"]["end_to_end_cycles_per_s"], 1)
+    if threads:
+        from rivulet.sim.native import session
+        entry["threads2_build"] = _native_builds(spec, threads=2)
+        session.THREADS = 2
+        try:
+            entry["threads2"] = _tier(programs, "native", f"speed-{name}-threads2")
+            entry["threads2"].pop("answers")
+        finally:
+            session.THREADS = 1
+    return entry
+
+
+def measure(quick: bool = False) -> dict:
+    from rsn.fabric_spec import default_fabric, load_fabric, parse_fabric
+
+    fabrics = []
+    small = {"2x2": parse_fabric(SMALL["2x2"], "2x2"), "3x3": default_fabric(),
+             "4x4": parse_fabric(SMALL["4x4"], "4x4")}
+    for name, spec in small.items():
+        if quick and name != "2x2":
+            continue
+        fabrics.append(measure_fabric(name, spec, _rsn_workload(spec, name, 4 if quick else 12)))
+        print(_line(fabrics[-1]), flush=True)
+    if not quick:
+        for name, path in PE_FABRICS.items():
+            spec = load_fabric(REPO / path)
+            fabrics.append(measure_fabric(name, spec, _pe_workload(spec, 6), threads=name == "7x8 pe"))
+            print(_line(fabrics[-1]), flush=True)
+    return {"measured": now(), **git_stamp(), "seed": SEED, "profile": "random_stall_50", "fabrics": fabrics}
+
+
+def _line(entry: dict) -> str:
+    cocotb = entry.get("cocotb", {}).get("cycles_per_s", "-")
+    return (f"{entry['fabric']}: native {entry['native']['cycles_per_s']:,} cycles/s, "
+            f"cocotb {cocotb} cycles/s, bare {entry['bare']['cycles_per_s']:,} cycles/s")
+
+
+def markdown(results: dict) -> str:
+    lines = [
+        "# Simulation speed: cocotb tier, native tier, bare model",
+        "",
+        f"Measured {results['measured']} at {results['git_revision']} (`python -m bench.sim_speed`), "
+        f"stall profile {results['profile']}, one run of every figure below, 2 cores.",
+        "",
+        "cycles/s per run count the simulation loop only (for the native tier: from reset to the end "
+        "of the run in the C++ driver; for the cocotb tier: the bench's loop); end to end counts "
+        "the whole batch, process start and loading included. The bare model is the Verilated fabric "
+        "alone in a C++ loop, inputs at zero.",
+        "",
+        "| fabric | workload | runs | cycles | cocotb cycles/s | native cycles/s | bare cycles/s "
+        "| native / bare | native / cocotb | end to end: cocotb / native cycles/s | tiers agree |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |",
+    ]
+    for entry in results["fabrics"]:
+        cocotb = entry.get("cocotb")
+        lines.append(
+            f"| {entry['fabric']} | {', '.join(entry['workload'])} | {entry['native']['runs']} "
+            f"| {entry['native']['cycles']:,} | {cocotb['cycles_per_s']:,} ({cocotb['runs']} runs) "
+            f"| {entry['native']['cycles_per_s']:,} | {entry['bare']['cycles_per_s']:,} "
+            f"| {entry['native_over_bare']} | {entry.get('native_over_cocotb', '-')} "
+            f"| {cocotb['end_to_end_cycles_per_s']:,} / {entry['native']['end_to_end_cycles_per_s']:,} "
+            f"| {'yes' if entry.get('tiers_agree') else 'NO'} |")
+    lines += ["", "## Build times (seconds, cold unless said)", "",
+              "| fabric | Verilog bytes | native: Verilog / Verilator / C++ | native cold | native warm "
+              "| cocotb cold | bare cold |", "| --- | ---: | --- | ---: | ---: | ---: | ---: |"]
+    for entry in results["fabrics"]:
+        build, phases = entry["native_build"], entry["native_build"]["phases"]
+        lines.append(
+            f"| {entry['fabric']} | {build['verilog_bytes']:,} | {phases.get('verilog', '-')} / "
+            f"{phases.get('verilator', '-'):.1f} / {phases.get('c++', '-'):.1f} | {build['cold_seconds']} "
+            f"| {build['warm_seconds']} | {entry.get('cocotb_build', {}).get('cold_seconds', '-')} "
+            f"| {entry['bare']['build_seconds']} |")
+    threaded = [entry for entry in results["fabrics"] if "threads2" in entry]
+    if threaded:
+        lines += ["", "## Verilator threads", ""]
+        for entry in threaded:
+            lines.append(f"- {entry['fabric']}: `--threads 2` runs at {entry['threads2']['cycles_per_s']:,} "
+                         f"cycles/s against {entry['native']['cycles_per_s']:,} single-threaded "
+                         f"(build {entry['threads2_build']['cold_seconds']} s cold).")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="the 2x2 fabric only, into build/bench/quick/")
+    arguments = parser.parse_args(argv)
+    results = measure(arguments.quick)
+    directory = QUICK_RESULTS if arguments.quick else RESULTS
+    figures, table = write_results(directory, "sim_speed", results, markdown(results))
+    print(f"wrote {figures} and {table}")
+
+
+if __name__ == "__main__":
+    main()
