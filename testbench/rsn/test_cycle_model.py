@@ -2,22 +2,20 @@
 
 Fast checks of the closed forms come first. Then one Verilator simulation of the default fabric
 runs, with no host stalls: pinned mem -> alu -> host paths whose streams cross 1 to 5 switches,
-the MLP, a program whose dispatch blocks and replays, and random programs. The bench
-(testbench/rsn/tb_latency.py) records the cycle of every ``ctrl`` word and every host output
-token, so first-token latencies are measured on the RTL and compared with the model exactly.
+the MLP, a program whose dispatch blocks and replays, and random programs. The per-cycle
+handshake trace of the run gives the cycle of every ``ctrl`` word and every host output token,
+so first-token latencies are measured on the RTL and compared with the model exactly.
 """
 
-import json
 import random
-from dataclasses import astuple, dataclass
+from dataclasses import dataclass
 
 import pytest
 
-from rivulet.sim.fabric_run import _fabric_key, _hardware, _result, _run_config
+from rivulet.sim.fabric_run import _hardware, run_many_on_rtl
 from rivulet.sim.seeds import seeds_for
 from rivulet.sim.streams import stream_ports
 from rivulet.sim.toolchain import REPOSITORY
-from rivulet.sim.verilator import build_design, run_cocotb, run_directory
 from rsn.cycle_model import (
     CycleModelError,
     dispatch_latency,
@@ -173,28 +171,22 @@ class TimedRun:
 
 
 def run_with_timing(compiled_programs, case: str) -> list[TimedRun]:
-    """Run programs with no host stalls in one simulation, keeping every transfer's cycle.
-
-    As ``run_many_on_rtl``, through its private helpers (run config, build key, read-back
-    decoding), so that these runs share the default fabric's Verilator build.
-    """
+    """Run programs with no host stalls in one simulation, keeping every transfer's cycle: the
+    per-cycle handshake trace of every host stream gives the cycle of each transfer."""
     spec = _hardware(compiled_programs[0].spec)
-    fabric = Fabric(spec)
-    ports, _ = stream_ports(fabric)
-    configs = [_run_config(compiled, "no_stall", 1, 200_000) for compiled in compiled_programs]
-    built = build_design(_fabric_key(spec), fabric)
-    runs = [config for config, _ in configs]
-    with run_directory(case) as directory:
-        result_path = directory / "result.jsonl"
-        run_cocotb(built, "testbench.rsn.tb_latency", directory,
-                   {"RIVULET_LATENCY_RUN": json.dumps({"ports": [astuple(port) for port in ports],
-                                                       "runs": runs}),
-                    "RIVULET_LATENCY_RESULT": str(result_path)})
-        records = sorted((json.loads(line) for line in result_path.read_text().splitlines()),
-                         key=lambda record: record["index"])
-    return [TimedRun(_result(record, layout).cycles, record["done_cycle"], record["ctrl_cycles"],
-                     record["arrivals"])
-            for record, (_, layout) in zip(records, configs, strict=True)]
+    ports, _ = stream_ports(Fabric(spec))
+    position = {port.prefix: index for index, port in enumerate(ports)}
+    count = len(compiled_programs)
+    results = run_many_on_rtl(compiled_programs, profiles=["no_stall"] * count, seeds=[1] * count, case=case,
+                              trace=True)
+
+    def transfers(trace, name):
+        shift = 2 * position[name]
+        return [cycle for cycle, bits in enumerate(trace) if (bits >> shift) & 3 == 3]
+
+    return [TimedRun(result.cycles, result.done_cycle, transfers(result.trace, "ctrl"),
+                     {port: transfers(result.trace, port) for port in compiled.host_outputs})
+            for compiled, result in zip(compiled_programs, results, strict=True)]
 
 
 def _path_failures(compiled, rtl: TimedRun) -> list[str]:
