@@ -133,9 +133,11 @@ def _native_builds(spec, threads: int = 1) -> dict:
     build_native(native_key(spec), top(), threads=threads)
     warm_seconds = time.monotonic() - started
     verilog = (cold.build_dir / "top.v").stat().st_size
+    times = dict(cold.times)
+    modules = (times.pop("modules", None), times.pop("modules_shared", None))
     return {"cold_seconds": round(cold_seconds, 1), "warm_seconds": round(warm_seconds, 2),
-            "phases": {phase: round(seconds, 1) for phase, seconds in cold.times.items()},
-            "verilog_bytes": verilog}
+            "phases": {phase: round(seconds, 1) for phase, seconds in times.items()},
+            "verilog_bytes": verilog, "modules": modules[0], "modules_after_sharing": modules[1]}
 
 
 def _cocotb_build(spec) -> dict:
@@ -246,12 +248,14 @@ def markdown(results: dict) -> str:
             f"| {cocotb['end_to_end_cycles_per_s']:,} / {entry['native']['end_to_end_cycles_per_s']:,} "
             f"| {'yes' if entry.get('tiers_agree') else 'NO'} |")
     lines += ["", "## Build times (seconds, cold unless said)", "",
-              "| fabric | Verilog bytes | native: Verilog / Verilator / C++ | native cold | native warm "
-              "| cocotb cold | bare cold |", "| --- | ---: | --- | ---: | ---: | ---: | ---: |"]
+              "| fabric | Verilog bytes | modules (shared) | native: Verilog / Verilator / C++ | native cold "
+              "| native warm | cocotb cold | bare cold |",
+              "| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: |"]
     for entry in results["fabrics"]:
         build, phases = entry["native_build"], entry["native_build"]["phases"]
         lines.append(
-            f"| {entry['fabric']} | {build['verilog_bytes']:,} | {phases.get('verilog', '-')} / "
+            f"| {entry['fabric']} | {build['verilog_bytes']:,} | {build['modules']} "
+            f"({build['modules_after_sharing']}) | {phases.get('verilog', '-')} / "
             f"{phases.get('verilator', '-'):.1f} / {phases.get('c++', '-'):.1f} | {build['cold_seconds']} "
             f"| {build['warm_seconds']} | {entry.get('cocotb_build', {}).get('cold_seconds', '-')} "
             f"| {entry['bare']['build_seconds']} |")

@@ -20,6 +20,7 @@ from amaranth.back import verilog
 
 from .progress import Progress, say_on_stderr
 from .run_dirs import run_directory, safe_name
+from .shared_modules import share_identical_modules
 from .toolchain import BUILD_ROOT, shown_path, use_tool_environment
 from .waves import say_where_waves_went, trace_args, waves_requested
 from .wrappers import Clocked
@@ -46,10 +47,12 @@ class VerilatedDesign:
     toplevel: str = "top"
 
 
-# Above this much Verilog, compiling the model with optimisation takes longer than the tests
-# then spend simulating it (the 30-tile ripple fabric: its suite test took 10 min with -Os,
-# 5 min with -O0, on two idle cores).
-LARGE_DESIGN_BYTES = 4_000_000
+# Above this much Verilog (after identical modules are shared), compiling the model with
+# optimisation takes longer than the tests then spend simulating it: a cocotb bench's own cost
+# per cycle is far above the model's (bench/results/sim_speed.md), so an unoptimised model
+# hardly slows it (the 30-tile ripple fabric: its suite test took 10 min with -Os, 5 min with
+# -O0, on two idle cores). Every fabric of the suite is above it.
+LARGE_DESIGN_BYTES = 600_000
 
 
 @contextlib.contextmanager
@@ -88,6 +91,7 @@ def build_design(key: str, component, *, wrap: bool = True, what: str | None = N
     SIM_ROOT.mkdir(parents=True, exist_ok=True)
     with Progress(f"converting {what} to Verilog", quiet_for=10.0, say=say):
         text = verilog.convert(Clocked(component) if wrap else component, name="top", emit_src=False)
+        text, _, _ = share_identical_modules(text)
     digest = hashlib.sha256(text.encode()).hexdigest()
     with open(SIM_ROOT / f"{key}.lock", "w") as lock:
         _lock(lock, what, say)
