@@ -5,9 +5,9 @@
 * ``--models`` programs of 10 to 28 operators on the reference and both golden models, over
   ``--jobs`` processes (default 10,000 on 2);
 * ``--rtl`` of the same size on the Verilated 5x6 fabric (examples/fabrics/ripple.toml), in one
-  simulation, under random stall profiles (default 200);
+  simulation, under random stall profiles (default 1,000);
 * ``--big-rtl`` of 10 to 50 operators on the 7x8 fabric (examples/fabrics/ripple_bfs.toml)
-  (default 40).
+  (default 200).
 
 Every disagreement is shrunk and written to testbench/ripple/fuzz_regressions/ (then it runs in
 every ``make test``). Writes bench/results/fuzz.json and fuzz.md: counts, seeds, operator mix,
@@ -107,8 +107,8 @@ def markdown(report: dict) -> str:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.fuzz", description=__doc__.split("\n\n")[0])
     parser.add_argument("--models", type=int, default=10_000)
-    parser.add_argument("--rtl", type=int, default=200)
-    parser.add_argument("--big-rtl", type=int, default=40)
+    parser.add_argument("--rtl", type=int, default=1000)
+    parser.add_argument("--big-rtl", type=int, default=200)
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--jobs", type=int, default=2)
     args = parser.parse_args(argv)

@@ -63,7 +63,7 @@ def fabric_and_mlp():
     print(f"\n3. The default fabric -> {_relative(DEMO_ROOT / 'fabric')}/")
     for path in generate_fabric(DEFAULT_FABRIC, DEMO_ROOT / "fabric"):
         print(f"   {path.name}")
-    print("\n4. A fused int8 MLP on that fabric: golden model and Verilated RTL, compared\n")
+    print("\n4. A fused int8 MLP on that fabric: golden model and Verilated RTL (native tier), compared\n")
     run_file(REPOSITORY / "examples" / "mlp.py", sim="both", profile="random_stall_50",
              seed=seeds_for("demo-mlp", count=1)[0] % 1000, say=lambda line: print("   " + line))
 

@@ -161,7 +161,7 @@ class SimTop(wiring.Component):
         gate_open = done_seen | (cfg["cfg_expect_stall"].bool() & stall_seen) | diagnosing
 
         # Sources.
-        sent, sent_next, source_done_next = {}, {}, []
+        sent, sent_next, source_done_next, source_registers = {}, {}, [], {}
         for stream in self.sources:
             port, (ok, state) = interface[stream.name], willing[stream.name]
             number = stream.number
@@ -185,10 +185,10 @@ class SimTop(wiring.Component):
                 port.payload.eq(Mux(valid, read.data, state)),
             ]
             sent[stream.name], sent_next[stream.name] = count, count + (valid & port.ready)
-            setattr(self, f"_source_{number}", (count, offering, valid, port, length))
+            source_registers[number] = (count, offering, valid, port)
 
         # Sinks.
-        counts, counts_next, overflow = {}, {}, []
+        counts, counts_next, overflow, sink_registers = {}, {}, [], {}
         for stream in self.sinks:
             port, (ok, _) = interface[stream.name], willing[stream.name]
             number = stream.number
@@ -196,7 +196,7 @@ class SimTop(wiring.Component):
             m.d.comb += port.ready.eq(running & ok)
             counts[stream.name], counts_next[stream.name] = count, count + (port.valid & port.ready)
             overflow.append(port.valid & port.ready & (count == cfg[f"cfg_snk{number}_cap"]))
-            setattr(self, f"_sink_{number}", (count, port))
+            sink_registers[number] = (count, port)
 
         # Protocol checkers, one per stream; the first stream (in order) that breaks a rule wins.
         errors = []
@@ -270,10 +270,10 @@ class SimTop(wiring.Component):
                                      err_since.eq(since), err_offered.eq(offered), err_payload.eq(payload)]
         with m.If(committed):
             for stream in self.sources:
-                count, offering, valid, port, _ = getattr(self, f"_source_{stream.number}")
+                count, offering, valid, port = source_registers[stream.number]
                 m.d.sync += [count.eq(count + (valid & port.ready)), offering.eq(valid & ~port.ready)]
             for stream in self.sinks:
-                count, port = getattr(self, f"_sink_{stream.number}")
+                count, port = sink_registers[stream.number]
                 write = outputs.write_port()
                 address = cfg[f"cfg_snk{stream.number}_base"] + count
                 m.d.comb += [write.addr.eq(address[:len(write.addr)]), write.data.eq(port.payload),
