@@ -37,7 +37,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 
 test: lint
-	$(BIN)/python -m pytest -n $(JOBS)
+	$(BIN)/python -m pytest -n $(JOBS) --dist worksteal
 
 formal: $(STAMP)
 	$(BIN)/python -m pytest -n $(JOBS) -m formal

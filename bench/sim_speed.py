@@ -157,6 +157,7 @@ def _bare(spec, cycles: int) -> dict:
 
     started = time.monotonic()
     key = f"bare-{spec.rows}x{spec.cols}-{zlib.crc32(repr(spec).encode()):08x}"
+    _clean(key)
     executable, times = build_bare(key, Fabric(spec), what=f"the bare model {spec.rows}x{spec.cols}")
     build = time.monotonic() - started
     done = subprocess.run([str(executable), str(cycles)], capture_output=True, text=True, check=True)
