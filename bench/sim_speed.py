@@ -1,7 +1,8 @@
 """Simulation speed of the fabric: the cocotb tier, the native tier and the bare model, side by side.
 
-``python -m bench.sim_speed [--quick]`` measures, in one run, for 2x2, 3x3 and 4x4 fabrics of
-mem/mac/alu tiles and the 5x6 and 7x8 ``pe`` fabrics:
+``python -m bench.sim_speed [--quick] [--only FABRIC]`` measures, in one run, for 2x2, 3x3, 4x4 and
+8x8 fabrics of mem/mac/alu tiles and the 5x6 and 7x8 ``pe`` fabrics (8x8: no cocotb tier, whose
+build and runs alone would take most of the benchmark's time):
 
 * build times: the native build cold (Verilog, Verilator, C++), warm (cached: nothing converted)
   and the cocotb build cold (optimised, -Os, as the cocotb tier at its fastest);
@@ -19,6 +20,7 @@ figures of this run only. Writes bench/results/sim_speed.json and sim_speed.md.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import shutil
@@ -44,6 +46,12 @@ SMALL = {
                            {"name": "out0", "tile": [0, 3], "side": "E", "direction": "out"},
                            {"name": "out1", "tile": [1, 3], "side": "E", "direction": "out"}]},
 }
+# The largest grid of the issue's build-time figures: built, run on the native tier and as the
+# bare model; its cocotb build alone would take most of the benchmark's time.
+LARGE = {"rows": 8, "cols": 8, "tiles": ["mem mac alu alu mem mac alu alu"] * 8,
+         "host_ports": SMALL["4x4"]["host_ports"][:2]
+         + [{"name": "out0", "tile": [0, 7], "side": "E", "direction": "out"},
+            {"name": "out1", "tile": [1, 7], "side": "E", "direction": "out"}]}
 PE_FABRICS = {"5x6 pe": "examples/fabrics/ripple.toml", "7x8 pe": "examples/fabrics/ripple_bfs.toml"}
 
 
@@ -218,22 +226,24 @@ def measure_fabric(name: str, spec, programs, *, cocotb: bool = True, threads: b
     return entry
 
 
-def measure(quick: bool = False) -> dict:
+FABRICS = ("2x2", "3x3", "4x4", "5x6 pe", "7x8 pe", "8x8")
+
+
+def measure(names=FABRICS, quick: bool = False) -> dict:
     from rsn.fabric_spec import default_fabric, load_fabric, parse_fabric
 
     fabrics = []
-    small = {"2x2": parse_fabric(SMALL["2x2"], "2x2"), "3x3": default_fabric(),
-             "4x4": parse_fabric(SMALL["4x4"], "4x4")}
-    for name, spec in small.items():
-        if quick and name != "2x2":
-            continue
-        fabrics.append(measure_fabric(name, spec, _rsn_workload(spec, name, 4 if quick else 12)))
-        print(_line(fabrics[-1]), flush=True)
-    if not quick:
-        for name, path in PE_FABRICS.items():
-            spec = load_fabric(REPO / path)
-            fabrics.append(measure_fabric(name, spec, _pe_workload(spec, 6), threads=name == "7x8 pe"))
-            print(_line(fabrics[-1]), flush=True)
+    for name in names:
+        if name in PE_FABRICS:
+            spec = load_fabric(REPO / PE_FABRICS[name])
+            entry = measure_fabric(name, spec, _pe_workload(spec, 6), threads=name == "7x8 pe")
+        else:
+            spec = (default_fabric() if name == "3x3" else
+                    parse_fabric(LARGE if name == "8x8" else SMALL[name], name))
+            entry = measure_fabric(name, spec, _rsn_workload(spec, name, 4 if quick else 12),
+                                   cocotb=name != "8x8")
+        fabrics.append(entry)
+        print(_line(entry), flush=True)
     return {"measured": now(), **git_stamp(), "seed": SEED, "profile": "random_stall_50", "fabrics": fabrics}
 
 
@@ -255,19 +265,23 @@ def markdown(results: dict) -> str:
         "the whole batch, process start and loading included. The bare model is the Verilated fabric "
         "alone in a C++ loop, inputs at zero.",
         "",
+        *[f"Rows of {', '.join(run['fabrics'])}: measured {run['measured']} at {run['git_revision']} "
+          f"(`--only`).\n" for run in results.get("partial_runs", [])],
         "| fabric | workload | runs | cycles | cocotb cycles/s | native cycles/s | bare cycles/s "
         "| native / bare | native / cocotb | end to end: cocotb / native cycles/s | tiers agree |",
         "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |",
     ]
     for entry in results["fabrics"]:
         cocotb = entry.get("cocotb")
+        loop = f"{cocotb['cycles_per_s']:,} ({cocotb['runs']} runs)" if cocotb else "not run"
+        end_to_end = f"{cocotb['end_to_end_cycles_per_s']:,}" if cocotb else "-"
+        agree = ("yes" if entry["tiers_agree"] else "NO") if cocotb else "-"
         lines.append(
             f"| {entry['fabric']} | {', '.join(entry['workload'])} | {entry['native']['runs']} "
-            f"| {entry['native']['cycles']:,} | {cocotb['cycles_per_s']:,} ({cocotb['runs']} runs) "
+            f"| {entry['native']['cycles']:,} | {loop} "
             f"| {entry['native']['cycles_per_s']:,} | {entry['bare']['cycles_per_s']:,} "
             f"| {entry['native_over_bare']} | {entry.get('native_over_cocotb', '-')} "
-            f"| {cocotb['end_to_end_cycles_per_s']:,} / {entry['native']['end_to_end_cycles_per_s']:,} "
-            f"| {'yes' if entry.get('tiers_agree') else 'NO'} |")
+            f"| {end_to_end} / {entry['native']['end_to_end_cycles_per_s']:,} | {agree} |")
     lines += ["", "## Build times (seconds, cold unless said)", "",
               "| fabric | Verilog bytes | modules (shared) | native: Verilog / Verilator / C++ | native cold "
               "| native warm | cocotb cold | bare cold |",
@@ -293,8 +307,22 @@ def markdown(results: dict) -> str:
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="the 2x2 fabric only, into build/bench/quick/")
+    parser.add_argument("--only", action="append", choices=FABRICS, metavar="FABRIC",
+                        help="measure only this fabric (repeatable) and replace its rows in the recorded "
+                             f"results; one of: {', '.join(FABRICS)}")
     arguments = parser.parse_args(argv)
-    results = measure(arguments.quick)
+    if arguments.quick:
+        results = measure(["2x2"], quick=True)
+    elif arguments.only:
+        results = json.loads((RESULTS / "sim_speed.json").read_text())
+        fresh = measure(arguments.only)
+        kept = [entry for entry in results["fabrics"] if entry["fabric"] not in arguments.only]
+        order = {name: index for index, name in enumerate(FABRICS)}
+        results["fabrics"] = sorted(kept + fresh["fabrics"], key=lambda entry: order[entry["fabric"]])
+        results.setdefault("partial_runs", []).append({k: fresh[k] for k in ("measured", "git_revision")}
+                                                      | {"fabrics": arguments.only})
+    else:
+        results = measure()
     directory = QUICK_RESULTS if arguments.quick else RESULTS
     figures, table = write_results(directory, "sim_speed", results, markdown(results))
     print(f"wrote {figures} and {table}")
