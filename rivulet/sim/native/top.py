@@ -25,7 +25,7 @@ Everything a run sets is an input port (``cfg_*``); everything it reports is an 
 
 from dataclasses import dataclass
 
-from amaranth.hdl import Cat, Module, Mux, ResetSignal, Signal, unsigned
+from amaranth.hdl import C, Cat, Module, Mux, ResetSignal, Signal, unsigned
 from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -244,7 +244,7 @@ class SimTop(wiring.Component):
         for stream in self.sources:
             length = ctrl_length_next if stream.name == "ctrl" else cfg[f"cfg_src{stream.number}_len"]
             source_done_next.append(sent_next[stream.name] == length)
-        finish = _all(source_done_next) & complete_now
+        finish = Cat(*source_done_next).all() & complete_now
 
         reason = Signal(3)
         m.d.comb += reason.eq(
@@ -309,18 +309,6 @@ class SimTop(wiring.Component):
 
 
 def _any(bits):
+    """Whether any of ``bits`` is set (none: never)."""
     bits = list(bits)
-    if not bits:
-        return 0
-    result = bits[0]
-    for bit in bits[1:]:
-        result = result | bit
-    return result
-
-
-def _all(bits):
-    bits = list(bits)
-    result = bits[0]
-    for bit in bits[1:]:
-        result = result & bit
-    return result
+    return Cat(*bits).any() if bits else C(0, 1)
