@@ -7,7 +7,10 @@ compare.
 
 from collections import deque
 
-__all__ = ["QueueModel", "RoundRobinModel", "fork_outputs", "join_outputs", "merge_is_interleaving"]
+from .banked_memory import MemoryOp
+
+__all__ = ["QueueModel", "RoundRobinModel", "BankedMemoryModel", "fork_outputs", "join_outputs",
+           "merge_is_interleaving"]
 
 
 class QueueModel:
@@ -92,3 +95,42 @@ def merge_is_interleaving(output, sources, inputs) -> bool:
     for token, source in zip(output, sources, strict=True):
         split[source].append(token)
     return split == [list(tokens) for tokens in inputs]
+
+
+class BankedMemoryModel:
+    """The shared data memory as a list of words and one set of held addresses per bank.
+
+    Specification of BankedMemory, one request at a time in grant order: an address ``a`` is in
+    range iff ``0 <= a < words`` and belongs to bank ``a % banks``; out of range is a fault that
+    changes nothing. READ returns the word (all words start at 0), WRITE stores and returns 0.
+    ACQUIRE returns 1 and holds the address if its bank does not hold it and holds fewer than
+    ``lock_entries`` addresses, else returns 0 and changes nothing. RELEASE returns 1 and frees
+    the address if its bank held it, else 0.
+    """
+
+    def __init__(self, words: int, banks: int, lock_entries: int):
+        self.words, self.banks, self.lock_entries = words, banks, lock_entries
+        self.data = [0] * words
+        self.held = [set() for _ in range(banks)]
+
+    def request(self, op, addr: int, data: int = 0) -> tuple[int, int]:
+        """Apply one request; return its response ``(data, fault)``."""
+        if not 0 <= addr < self.words:
+            return 0, 1
+        held = self.held[addr % self.banks]
+        match MemoryOp(op):
+            case MemoryOp.READ:
+                return self.data[addr], 0
+            case MemoryOp.WRITE:
+                self.data[addr] = data
+                return 0, 0
+            case MemoryOp.ACQUIRE:
+                if addr in held or len(held) >= self.lock_entries:
+                    return 0, 0
+                held.add(addr)
+                return 1, 0
+            case MemoryOp.RELEASE:
+                if addr not in held:
+                    return 0, 0
+                held.remove(addr)
+                return 1, 0
