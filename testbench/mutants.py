@@ -12,10 +12,11 @@ from amaranth.hdl import Module, Mux, Signal, unsigned
 from amaranth.lib import wiring
 
 from hw.arbiter import Arbiter
+from hw.banked_memory import BankedMemory
 from hw.fork import Fork
 from hw.token_queue import TokenQueue
 
-__all__ = ["Mutant", "MUTANTS"]
+__all__ = ["Mutant", "MUTANTS", "LateBankZeroMemory"]
 
 
 class _QueueMutant(wiring.Component):
@@ -137,6 +138,23 @@ class HastyFork(wiring.Component):
             with m.Elif(output.valid & output.ready):
                 m.d.sync += delivered[k].eq(1)
         return m
+
+
+class LateBankZeroMemory(BankedMemory):
+    """A BankedMemory whose bank 0 answers one cycle late.
+
+    A port's response from bank 0 then reaches the response buffer in the same cycle as the
+    response to the port's next request, if that went to another bank, and is queued after it:
+    responses to one port come back out of request order. The credits still count every
+    response, so nothing is lost; only the order breaks. (Not in MUTANTS: BankedMemory is not a
+    catalog primitive; its own bench judges it.)
+    """
+
+    def _arrivals(self, m, port, valid, arrival, from_bank_zero):
+        late_valid = Signal(name=f"late_valid{port}")
+        late = Signal.like(arrival, name=f"late{port}")
+        m.d.sync += [late_valid.eq(valid & from_bank_zero), late.eq(arrival)]
+        return [(valid & ~from_bank_zero, arrival), (late_valid, late)]
 
 
 @dataclass(frozen=True)
