@@ -16,7 +16,7 @@ from hw.banked_memory import BankedMemory
 from hw.fork import Fork
 from hw.token_queue import TokenQueue
 
-__all__ = ["Mutant", "MUTANTS", "LateBankZeroMemory"]
+__all__ = ["Mutant", "MUTANTS", "LateBankZeroMemory", "CarelessDirectoryMemory"]
 
 
 class _QueueMutant(wiring.Component):
@@ -155,6 +155,14 @@ class LateBankZeroMemory(BankedMemory):
         late = Signal.like(arrival, name=f"late{port}")
         m.d.sync += [late_valid.eq(valid & from_bank_zero), late.eq(arrival)]
         return [(valid & ~from_bank_zero, arrival), (late_valid, late)]
+
+
+class CarelessDirectoryMemory(BankedMemory):
+    """A BankedMemory whose atomic directory grants every ACQUIRE and accepts every RELEASE."""
+
+    def _elaborate_directory(self, m, b, row, acquire, release, result):
+        with m.If(acquire | release):
+            m.d.sync += result.eq(1)
 
 
 @dataclass(frozen=True)

@@ -23,13 +23,14 @@ from rivulet.sim.amaranth_sim import run_in_amaranth
 from rivulet.sim.seeds import seeds_for
 from rivulet.sim.streams import (
     PROFILES,
+    Schedule,
     ScoreboardError,
     SinkDriver,
     SourceDriver,
     StreamBench,
     stream_ports,
 )
-from testbench.mutants import LateBankZeroMemory
+from testbench.mutants import CarelessDirectoryMemory, LateBankZeroMemory
 
 READ, WRITE, ACQUIRE, RELEASE = MemoryOp.READ, MemoryOp.WRITE, MemoryOp.ACQUIRE, MemoryOp.RELEASE
 
@@ -278,6 +279,27 @@ def test_ports_hammering_one_bank_share_it_fairly():
     assert bench.checker.last_sample["accesses__0"] == ports * n
 
 
+def test_stalled_port_stops_only_itself():
+    """Port 0's responses are refused for 100 cycles; port 1, on the same bank, goes on at full rate."""
+    (seed,) = seeds_for("banked_memory:isolation", count=1)
+    print(f"seed={seed}")
+    rng = random.Random(seed)
+    dut = BankedMemory(2, 2, 16)
+    n = 64
+    programs = [[{"op": READ, "addr": 2 * (i % 8)} for i in range(8)],
+                [{"op": WRITE if i % 2 else READ, "addr": 2 * (i % 8), "data": i} for i in range(n)]]
+    bench = memory_bench(dut, programs, PROFILES["no_stall"], rng)
+    bench.sinks[0].backpressure = Schedule((100, 1.0), (None, 0.0))
+    run(dut, bench)
+    accepted = [cycle for cycle, _ in bench.transfers("req__1")]
+    answered = [cycle for cycle, _ in bench.transfers("resp__1")]
+    assert answered[-1] < 100 and len(answered) == n
+    # Bank 0 grants every cycle from cycle 0: port 1's n requests and the depth port 0 has credit for.
+    assert accepted[-1] == n + dut.depth - 1
+    assert [cycle for cycle, _ in bench.transfers("req__0")][-1] >= 100, "port 0 ran past its credits"
+    assert len([cycle for cycle, _ in bench.transfers("req__0") if cycle < 100]) == dut.depth
+
+
 # -- 3. atomics ------------------------------------------------------------------------------------
 
 class LockingAgent:
@@ -354,11 +376,11 @@ class LockChecker(MemoryChecker):
             self.all_held.append(cycle)
 
 
-def run_locks(profile: str, seed: int, rounds: int = 4):
+def run_locks(profile: str, seed: int, rounds: int = 4, component=BankedMemory):
     """Ports 0-2 share lock A, ports 3-4 lock B, both in bank 1; each lock guards a counter."""
     rng = random.Random(seed)
     stall = PROFILES[profile]
-    dut = BankedMemory(5, 4, 64, meta_width=0, lock_entries=2)
+    dut = component(5, 4, 64, meta_width=0, lock_entries=2)
     streams, _ = stream_ports(dut)
     by_name = {port.prefix: port for port in streams}
     plan = {5: (2, [0, 1, 2]), 9: (6, [3, 4])}      # lock -> (counter address, ports)
@@ -432,6 +454,15 @@ def test_late_bank_zero_mutant_is_caught(profile):
         print(f"profile={profile} seed={seed}")
         with pytest.raises(ScoreboardError, match=r"response #\d+ .* expected"):
             run_random(scenario, profile, seed, component=LateBankZeroMemory)
+
+
+@pytest.mark.parametrize("profile", ["no_stall", "random_stall_50"])
+def test_careless_directory_mutant_is_caught(profile):
+    (seed,) = seeds_for(f"banked_memory:careless:{profile}", count=1)
+    print(f"profile={profile} seed={seed}")
+    with pytest.raises(ScoreboardError, match=r"ACQUIRE 0x[59]\) is \{'data': 1, 'fault': 0\}, expected "
+                                              r"\{'data': 0"):
+        run_locks(profile, seed, component=CarelessDirectoryMemory)
 
 
 # -- 5. bad parameters -----------------------------------------------------------------------------
