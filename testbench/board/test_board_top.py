@@ -33,6 +33,7 @@ def test_board_top_divisor(clock_hz, baud, divisor):
 
 
 @pytest.mark.verilator
+@pytest.mark.long(1)
 def test_programs_over_uart_match_golden_model():
     seeds = seeds_for("board:uart", count=len(SHAPES))
     print(f"seeds {seeds}")

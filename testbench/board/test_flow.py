@@ -24,6 +24,7 @@ SMOKE_FABRIC = {
 }
 
 
+@pytest.mark.long(1)
 def test_smoke_bitstream_fits_meets_the_board_clock_and_is_reported():
     """One build (parallel workers must not share a build directory), checked two ways: the
     figures against the part and nextpnr's own report, and the readable report.txt."""
@@ -105,6 +106,7 @@ def test_a_failed_build_leaves_no_earlier_bitstream_or_report(monkeypatch, tmp_p
     assert (tmp_path / "notes.md").exists()
 
 
+@pytest.mark.long(1)
 def test_missed_timing_fails_without_a_bitstream(tmp_path):
     """The same small fabric against a 300 MHz clock: the report is written, the bitstream not."""
     board = dataclasses.replace(BOARDS["icebreaker"], clock_hz=300_000_000)

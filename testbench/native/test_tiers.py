@@ -45,6 +45,7 @@ def _assert_tiers_agree(compiled_programs, profiles, seeds, case, extra_reads=No
     return results
 
 
+@pytest.mark.long(0)
 def test_tiers_agree_on_the_mlp_and_random_programs():
     spec = default_fabric()
     (base,) = seeds_for("tiers:rsn", count=1)
@@ -87,6 +88,7 @@ SMALL_PE_FABRIC = {
 }
 
 
+@pytest.mark.long(1)
 def test_tiers_agree_on_ripple_programs():
     from ripple_core.fuzz.differential import NotRunnable, prepare
     from ripple_core.fuzz.generate import GeneratorLimits

@@ -119,6 +119,7 @@ def test_golden_models_agree_with_the_reference(chunk):
 
 
 @pytest.mark.verilator
+@pytest.mark.long(0)
 def test_rtl_agrees_with_the_golden_models():
     """Random programs and every regression program, in one simulation, each under a random
     stall profile: done, host outputs, per-PE firings and the arrays read back."""

@@ -505,6 +505,7 @@ def test_fabric_golden_model_runs_every_lowered_case():
 
 @needs_suite
 @pytest.mark.verilator
+@pytest.mark.long(0)
 def test_rtl_runs_every_suite_case():
     """One fabric build, one simulation: every case of the ten suite graphs (the graphs without
     memory also with their result exported) and the builder programs, each under a random stall

@@ -219,6 +219,7 @@ def _whole_program_failures(compiled, rtl: TimedRun) -> tuple[float, list[str]]:
 
 
 @pytest.mark.verilator
+@pytest.mark.long(0)
 def test_cycle_model_against_rtl():
     """One simulation: pinned paths exactly, then whole programs within 5% of the RTL counter."""
     spec = default_fabric()

@@ -189,6 +189,7 @@ WIDE_FABRIC = {
 
 
 @pytest.mark.verilator
+@pytest.mark.long(1)
 def test_random_programs_on_another_grid():
     """A 2x4 fabric with another tile mix: random programs that route on it, RTL against the model."""
     spec = parse_fabric(WIDE_FABRIC, "2x4 test fabric")

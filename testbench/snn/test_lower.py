@@ -252,6 +252,7 @@ def test_input_spike_ids_beyond_the_population_are_refused(spike, message):
 
 
 @pytest.mark.verilator
+@pytest.mark.long(0)
 def test_rtl_equals_golden_model():
     """One fabric build; 1, 2 and 4 tile networks and two recurrent ones (delay-1 projections),
     random host stall profiles, spikes and membranes."""
