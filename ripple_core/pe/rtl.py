@@ -282,6 +282,7 @@ class RipplePE(wiring.Component):
                     with m.Else():
                         m.d.comb += [rule.eq(h[0] & ~directory.held & directory.has_free), take.eq(0b001),
                                      emit.eq(0b01), out[0].eq(v[0])]
+            if self._mem_depth:
                 # LOAD (base, offset, sync) and STORE (base, offset, value); a LOAD without a
                 # sync slot has a hold slot 2. The config bus wins the bank: neither fires while
                 # the bus uses the window.

@@ -226,6 +226,16 @@ def test_memory_random(depth, profile):
         run_pe_amaranth(RipplePE(depth, mem_depth=MEM_DEPTH), phases, profile=profile, seed=seed)
 
 
+def test_a_pe_without_ripples_operators_still_loads_and_stores():
+    """LOAD and STORE need a bank, not Ripple's operators (ripple_ops=False once left them out,
+    so such a PE never fired a LOAD while the golden model did)."""
+    for seed in seeds_for("pe-memory:no-ripple-ops", count=2):
+        print(f"pe memory without ripple_ops seed={seed}")
+        phases = memory_phases(random.Random(seed), MEM_DEPTH)
+        run_pe_amaranth(RipplePE(2, mem_depth=MEM_DEPTH, ripple_ops=False), phases,
+                        profile="random_stall_50", seed=seed)
+
+
 def run_memory_directed(phases, outputs, *, depth: int, mem_depth: int = 16, faults=None,
                         profile: str = "random_stall_50"):
     """Check the spec's expectation against the golden operators over a reference bank, then the RTL."""
