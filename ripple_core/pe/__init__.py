@@ -57,6 +57,18 @@ Architecture
   aliased through the whole window, and a 4096-word bank needs the page register for its upper
   half. The host preloads an array by writing the window before the run and reads it back after.
 
+* **Shared memory** (``shared_words`` > 0, instead of a bank). The PE reaches a memory that
+  other PEs share (:class:`hw.banked_memory.BankedMemory`, docs/shared-memory.md) through
+  ``mem_req`` and ``mem_resp``. A LOAD or STORE firing puts a request for flat address
+  ``base + offset`` in the request register (any base, any offset; the firing waits while the
+  register is full and not being taken). The answers come back in request order and fill the
+  output registers: a LOAD's word on ``o[0]`` with a done token 1 on ``o[1]``, a STORE's done
+  token 1 on ``o[0]`` once the write has happened, which is what lets a sync token order a later
+  LOAD after it. Without contention a LOAD's word is offered three cycles after its firing. An
+  address at or above ``shared_words`` is a program error: the memory answers a LOAD with 0 and
+  writes nothing, and the PE keeps the first such address in the fault register with status
+  bit 4, as with a bank.
+
 * **Ripple's operators** (docs/ripple.md, "Ripple's operators in hardware"). ``ARB``: a
   round-robin merge of the slots that have a token, from the slot after the last grant (a
   ``const`` slot never armed is an absent source). ``TASK``: dispatch of slot 0's arguments on

@@ -13,7 +13,7 @@ __all__ = ["PeOp", "SlotKind", "StreamCmp", "PE_CONFIG", "PE_OPS", "PeUop", "WID
            "REG_CONFIG", "REG_CONST", "REG_STATUS", "REG_ORIGIN", "REG_FAULT", "REG_PAGE", "MEM_WINDOW",
            "WINDOW_WORDS", "MAX_MEM_DEPTH", "STATUS_FAULT", "MEMORY_OPS", "RIPPLE_OPS", "BANK_OPS",
            "REG_QUEUE_DEPTH", "REG_SPILL_WRITES", "REG_SPILL_READS", "REG_LOCKS", "LOCK_ENTRIES",
-           "SPILL_COUNTER_BITS", "check_mem_depth", "pe_config_word", "decode_config"]
+           "SPILL_COUNTER_BITS", "check_mem_depth", "check_shared_words", "pe_config_word", "decode_config"]
 
 WIDTH = 32
 N_SLOTS = 3
@@ -169,3 +169,13 @@ def check_mem_depth(component: str, mem_depth) -> int:
         raise ParameterError(f"{component}: mem_depth={mem_depth} is not allowed; mem_depth must be 0 "
                              f"(no memory bank) or a power of two from 2 to {MAX_MEM_DEPTH}")
     return mem_depth
+
+
+def check_shared_words(component: str, shared_words) -> int:
+    """Return ``shared_words`` if it is 0 (no port to a shared memory) or a power of two up to
+    2**31 (a LOAD's flat address is a non-negative 32-bit word address); raise ParameterError."""
+    check_int(component, "shared_words", shared_words, minimum=0, meaning="words of the shared memory")
+    if shared_words & (shared_words - 1) or shared_words > 2**31:
+        raise ParameterError(f"{component}: shared_words={shared_words} is not allowed; use 0 (no shared "
+                             f"memory) or a power of two up to 2**31, the shared memory's words")
+    return shared_words

@@ -9,7 +9,8 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2
 
-from hw.params import check_int
+from hw.banked_memory import MemoryOp, request_layout, response_layout
+from hw.params import ParameterError, check_int
 from hw.token_queue import TokenQueue
 from ripple_core.ops import STREAM_COMPARES
 from rsn.fu import ConfigBus
@@ -36,6 +37,7 @@ from .config import (
     SlotKind,
     StreamCmp,
     check_mem_depth,
+    check_shared_words,
 )
 
 
@@ -49,6 +51,11 @@ class RipplePE(wiring.Component):
     mem_depth : int
         Words in the PE's memory bank: 0 (the default) for none, else a power of two from 2 to
         4096. Only a PE with a bank runs LOAD and STORE.
+    shared_words : int
+        0 (the default), or the words of a shared memory (:class:`hw.banked_memory.BankedMemory`)
+        that the PE reaches through ``mem_req`` / ``mem_resp`` instead of a bank of its own: then
+        LOAD and STORE take any flat address ``base + offset`` below ``shared_words``. Not with
+        ``mem_depth``.
     ripple_ops : bool
         Build Ripple's operators (ARB and TASK; with a bank also QUEUE, LDST and LOCK). Without
         them a PE configured as one never fires. Synthesised for ECP5, the ``pe`` FU with a
@@ -72,13 +79,24 @@ class RipplePE(wiring.Component):
     fire : Out(1)
         A firing happens in this cycle.
     holding : Out(1)
-        A result is in an output register or on its way to one (a LOAD's word being read).
+        A result is in an output register or on its way to one (a LOAD's word being read, a
+        request to the shared memory not yet answered).
+    mem_req : Out(stream.Signature(request_layout(32, 1)))
+        Only with ``shared_words``: a LOAD's (READ) or STORE's (WRITE) request; ``meta`` is 1
+        for a STORE.
+    mem_resp : In(stream.Signature(response_layout(32, 1)))
+        Only with ``shared_words``: the answers, in request order.
     """
 
-    def __init__(self, depth: int = 2, *, gated: bool = False, mem_depth: int = 0, ripple_ops: bool = True):
+    def __init__(self, depth: int = 2, *, gated: bool = False, mem_depth: int = 0, shared_words: int = 0,
+                 ripple_ops: bool = True):
         self._depth = check_int("RipplePE", "depth", depth, minimum=0,
                                 meaning="tokens each operand queue holds, 0 for none")
         self._mem_depth = check_mem_depth("RipplePE", mem_depth)
+        self._shared_words = check_shared_words("RipplePE", shared_words)
+        if shared_words and mem_depth:
+            raise ParameterError(f"RipplePE: mem_depth={mem_depth} and shared_words={shared_words}; a PE "
+                                 f"has either a bank of its own or a port to the shared memory, not both")
         self._gated = bool(gated)
         self._ripple_ops = bool(ripple_ops)
         members = {
@@ -92,6 +110,9 @@ class RipplePE(wiring.Component):
         }
         if gated:
             members["enable"] = In(1)
+        if shared_words:
+            members["mem_req"] = Out(stream.Signature(request_layout(WIDTH, 1)))
+            members["mem_resp"] = In(stream.Signature(response_layout(WIDTH, 1)))
         super().__init__(members)
 
     @property
@@ -101,6 +122,10 @@ class RipplePE(wiring.Component):
     @property
     def mem_depth(self) -> int:
         return self._mem_depth
+
+    @property
+    def shared_words(self) -> int:
+        return self._shared_words
 
     def elaborate(self, platform):
         m = Module()
@@ -140,7 +165,9 @@ class RipplePE(wiring.Component):
         m.d.comb += second_site.eq(h[1] & h[2] & (config.drop[1] | free[1]))
         ripple = self._ripple_ops                       # ARB and TASK
         extras = ripple and bool(self._mem_depth)       # QUEUE, LDST and LOCK: they need the bank
-        bank = directory = None
+        bank = directory = shared = None
+        if self._shared_words:
+            shared = self._elaborate_shared_request(m, config, v, fire, fault)
         if self._mem_depth:
             bank = self._elaborate_bank(m, config, v, fire, fault, second_site, fronts[0][0], enabled, extras)
         if extras:
@@ -282,6 +309,12 @@ class RipplePE(wiring.Component):
                     with m.Else():
                         m.d.comb += [rule.eq(h[0] & ~directory.held & directory.has_free), take.eq(0b001),
                                      emit.eq(0b01), out[0].eq(v[0])]
+            if self._shared_words:
+                # A firing puts the request in the request register; the answers fill the
+                # output registers in order (_elaborate_shared).
+                for code in (PeOp.LOAD, PeOp.STORE):
+                    with m.Case(code):
+                        m.d.comb += [rule.eq(h[0] & h[1] & h[2] & shared.request_free), take.eq(0b111)]
             if self._mem_depth:
                 # LOAD (base, offset, sync) and STORE (base, offset, value); a LOAD without a
                 # sync slot has a hold slot 2. The config bus wins the bank: neither fires while
@@ -312,11 +345,15 @@ class RipplePE(wiring.Component):
             m.d.comb += head.ready.eq((taken[k] & (kind == SlotKind.EDGE)) | enqueues)
         disarm = Cat(*(taken[k] & (config.slots[k] == SlotKind.CONST) for k in range(N_SLOTS)))
 
+        answers = self._elaborate_shared_answers(m, config, room) if shared is not None else None
         for p in range(N_PORTS):
             if p == 0 and self._mem_depth:
                 continue
             with m.If(fire & emit[p] & ~config.drop[p]):
                 m.d.sync += [self.o[p].valid.eq(1), self.o[p].payload.eq(out[p])]
+            if answers is not None:
+                with m.Elif(answers.writes[p]):
+                    m.d.sync += [self.o[p].valid.eq(1), self.o[p].payload.eq(answers.values[p])]
             with m.Elif(self.o[p].ready):
                 m.d.sync += self.o[p].valid.eq(0)
         with m.If(fire):
@@ -325,6 +362,11 @@ class RipplePE(wiring.Component):
         if self._mem_depth:
             self._elaborate_port0(m, bank, fire & emit[0] & ~config.drop[0], out[0])
             holding = holding | bank.reading | bank.caught_valid
+        if shared is not None:
+            outstanding = Signal(range(16), name="outstanding")     # bounded by the memory's credits + 1
+            issued = fire & shared.is_access
+            m.d.sync += outstanding.eq(outstanding + issued - answers.taken)
+            holding = holding | (outstanding != 0) | issued
         m.d.comb += self.holding.eq(holding)
 
         # Configuration writes come after the firing's updates, so they win in a shared cycle.
@@ -333,7 +375,7 @@ class RipplePE(wiring.Component):
             with m.Switch(cfg.addr):
                 with m.Case(REG_CONFIG):
                     m.d.sync += [config.eq(cfg.data), loop.eq(0), index.eq(0)]
-                    if self._mem_depth:
+                    if self._mem_depth or self._shared_words:
                         m.d.sync += fault.eq(0)
                     if extras:
                         m.d.sync += [bank.head.eq(0), bank.count.eq(0), bank.spill_writes.eq(0),
@@ -369,7 +411,7 @@ class RipplePE(wiring.Component):
                         m.d.sync += registers.eq(constant[k])
                 with m.Case(REG_STATUS):
                     m.d.sync += registers.eq(Cat(first_state, armed, fault))
-                readable = {}
+                readable = {REG_FAULT: shared.fault_address} if shared is not None else {}
                 if self._mem_depth:
                     readable = {REG_ORIGIN: bank.origin, REG_FAULT: bank.fault_address, REG_PAGE: bank.page}
                 if extras:
@@ -466,6 +508,43 @@ class RipplePE(wiring.Component):
                                origin=origin, page=page, fault_address=fault_address,
                                head=head, count=count, queue_depth=queue_depth, enqueue=enqueue,
                                spill_writes=spill_writes, spill_reads=spill_reads)
+
+    def _elaborate_shared_request(self, m, config, v, fire, fault) -> SimpleNamespace:
+        """The request register to the shared memory. A LOAD or STORE firing loads it with the
+        flat address ``base + offset`` (32-bit wrap); it empties when the memory takes it, and a
+        firing may refill it in the same cycle. An address at or above ``shared_words`` is a
+        program error: the request still goes (the memory answers a LOAD with 0 and writes
+        nothing), and the first such address is kept in the fault register."""
+        request = self.mem_req
+        op = config.op
+        is_store = op == PeOp.STORE
+        is_access = (op == PeOp.LOAD) | is_store
+        address = (v[0] + v[1])[:WIDTH]
+        fault_address = Signal(WIDTH, name="fault_address")
+        with m.If(fire & is_access):
+            m.d.sync += [request.valid.eq(1), request.payload.addr.eq(address),
+                         request.payload.op.eq(Mux(is_store, MemoryOp.WRITE, MemoryOp.READ)),
+                         request.payload.data.eq(v[2]), request.payload.meta.eq(is_store)]
+            with m.If((address >= self._shared_words) & ~fault):
+                m.d.sync += [fault.eq(1), fault_address.eq(address)]
+        with m.Elif(request.ready):
+            m.d.sync += request.valid.eq(0)
+        return SimpleNamespace(request_free=~request.valid | request.ready, is_access=is_access,
+                               fault_address=fault_address)
+
+    def _elaborate_shared_answers(self, m, config, room) -> SimpleNamespace:
+        """The shared memory's answers, in request order, into the output registers: a LOAD's
+        word on ``o[0]`` with its done token 1 on ``o[1]``, a STORE's done token 1 on ``o[0]``,
+        once the write has happened. An answer is taken only when every port it fills has room
+        (a dropped port always has), so it waits in the memory, never here."""
+        answer = self.mem_resp
+        is_store = answer.payload.meta
+        needs = Mux(is_store, 0b01, 0b11)
+        taken = Signal(name="answer_taken")
+        m.d.comb += [answer.ready.eq((needs & ~room) == 0), taken.eq(answer.valid & answer.ready)]
+        writes = [taken & ~config.drop[0], taken & ~is_store & ~config.drop[1]]
+        values = [Mux(is_store, 1, answer.payload.data), 1]
+        return SimpleNamespace(taken=taken, writes=writes, values=values)
 
     def _elaborate_directory(self, m, config, v, fire, fault, second_site, fault_address) -> SimpleNamespace:
         """LOCK's atomic directory: :data:`LOCK_ENTRIES` held addresses. An acquire (slot 0) may
