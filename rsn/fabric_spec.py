@@ -11,12 +11,14 @@ from pathlib import Path
 
 from .fu_kinds import fu_kind, kind_names
 
-__all__ = ["FabricError", "HostPort", "FabricSpec", "parse_fabric", "load_fabric", "default_fabric",
-           "DIRECTIONS", "DEFAULT_FABRIC"]
+__all__ = ["FabricError", "HostPort", "MemorySpec", "FabricSpec", "parse_fabric", "load_fabric",
+           "default_fabric", "DIRECTIONS", "DEFAULT_FABRIC", "MAX_MEMORY_WORDS", "MAX_MEMORY_BANKS"]
 
 DIRECTIONS = ("N", "E", "S", "W")            # switch port index = position in this tuple
 DEFAULT_FABRIC = Path(__file__).resolve().parents[1] / "examples" / "fabrics" / "default.toml"
 _STEP = {"N": (-1, 0), "E": (0, 1), "S": (1, 0), "W": (0, -1)}
+MAX_MEMORY_WORDS = 1 << 20      # 4 MiB of 32-bit words: more than any FPGA part we target holds
+MAX_MEMORY_BANKS = 64
 
 
 class FabricError(ValueError):
@@ -29,6 +31,15 @@ class HostPort:
     tile: tuple[int, int]
     side: str
     direction: str          # "in": host to fabric; "out": fabric to host
+
+
+@dataclass(frozen=True)
+class MemorySpec:
+    """The ``[memory]`` table: one data memory that every tile of a kind with a memory port
+    reaches (:class:`hw.banked_memory.BankedMemory`; docs/shared-memory.md)."""
+    words: int                  # a power of two
+    banks: int = 4              # a power of two, at most words; word a lies in bank a % banks
+    lock_entries: int = 4       # addresses each bank's atomic directory holds at once
 
 
 @dataclass(frozen=True)
@@ -45,6 +56,7 @@ class FabricSpec:
     # Each FU kind's parameters (its table in the description), for the kinds the grid holds:
     # ((kind name, rsn.fu.KindParameters), ...) sorted by name. A kind absent here has defaults.
     kind_parameters: tuple = ()
+    memory: MemorySpec | None = None
 
     def parameters(self, kind: str):
         """The ``KindParameters`` of ``kind``'s tiles: the description's table, or the defaults."""
@@ -83,6 +95,13 @@ class FabricSpec:
         opposite = DIRECTIONS[(DIRECTIONS.index(side) + 2) % 4]
         return ((tile, side) in self.failed_links
                 or (other is not None and (other, opposite) in self.failed_links))
+
+    def memory_tiles(self):
+        """The tiles with a port to the shared memory (their kind asks for one), in chain
+        order: tile k of this list owns the memory's port k. Empty without a ``[memory]`` table."""
+        if self.memory is None:
+            return []
+        return [tile for tile in self.chain_order() if fu_kind(self.kind(tile)).memory_port]
 
     def host_port(self, name: str) -> HostPort:
         for port in self.host_ports:
@@ -167,11 +186,49 @@ def parse_fabric(data: dict, source: str = "fabric") -> FabricSpec:
         queue_depth=_int(source, data, "queue_depth", 4, 1, 64),
         uop_queue_depth=_int(source, data, "uop_queue_depth", 4, 1, 64),
         failed_tiles=failed_tiles, failed_links=frozenset(failed_links))
+    spec = dataclasses.replace(spec, memory=_memory(source, data.get("memory"), spec))
     return dataclasses.replace(spec, kind_parameters=_kind_parameters(source, data, spec))
 
 
 _FIELDS = {"rows", "cols", "tiles", "host_ports", "data_width", "queue_depth", "uop_queue_depth",
-           "failed_tiles", "failed_links"}
+           "failed_tiles", "failed_links", "memory"}
+
+
+def _memory(source, table, spec: FabricSpec) -> MemorySpec | None:
+    """The ``[memory]`` table, checked: sizes, and at least one tile that can use it."""
+    if table is None:
+        return None
+    where = f"{source}: [memory]"
+    if not isinstance(table, dict):
+        raise FabricError(f"{where} must be a table (words, banks, lock_entries), not {table!r}")
+    names = [field.name for field in dataclasses.fields(MemorySpec)]
+    unknown = sorted(set(table) - set(names))
+    if unknown:
+        raise FabricError(f"{where}: unknown parameter(s) {unknown}; the shared memory takes: "
+                          f"{', '.join(names)}")
+    if "words" not in table:
+        raise FabricError(f"{where}: say how many 32-bit words the shared memory holds, e.g. words = 16384")
+    for name, low, high in (("words", 2, MAX_MEMORY_WORDS), ("banks", 1, MAX_MEMORY_BANKS)):
+        value = table.get(name, 4)
+        if (isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high
+                or value & (value - 1)):
+            raise FabricError(f"{where}: {name}={value!r} is not allowed; use a power of two from {low} "
+                              f"to {high}")
+    memory = MemorySpec(**table)
+    if memory.banks > memory.words:
+        raise FabricError(f"{where}: banks={memory.banks} is more than words={memory.words}; every bank "
+                          f"holds at least one word, so use banks <= words")
+    entries = memory.lock_entries
+    if isinstance(entries, bool) or not isinstance(entries, int) or not 0 <= entries <= 16:
+        raise FabricError(f"{where}: lock_entries={entries!r} is not allowed; use an integer 0..16 "
+                          f"(addresses each bank's atomic directory holds at once; 0: no atomics)")
+    users = sorted({kind for row in spec.tiles for kind in row if fu_kind(kind).memory_port})
+    if not users:
+        able = sorted(name for name in kind_names() if fu_kind(name).memory_port)
+        raise FabricError(f"{where}: no tile of this fabric can use the shared memory; tiles of kind "
+                          f"{', '.join(able) or '(none registered)'} have a memory port, so add some or "
+                          f"drop the table")
+    return memory
 
 
 def _refuse_flat_kind_fields(source, data):

@@ -17,13 +17,16 @@ from amaranth.hdl import unsigned
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from hw.banked_memory import request_layout, response_layout
+
 from .isa import REGISTERS
 
 __all__ = ["ConfigBus", "FuKind", "KindParameters", "NoParameters", "fu_signature", "count_status",
-           "MAX_FU_INPUTS", "MAX_FU_OUTPUTS"]
+           "MAX_FU_INPUTS", "MAX_FU_OUTPUTS", "MEMORY_META_BITS"]
 
 MAX_FU_INPUTS = 3
 MAX_FU_OUTPUTS = 2
+MEMORY_META_BITS = 1        # the meta bits of the shared memory's requests (a kind's own use)
 
 # Register access from the control plane, as seen by the controller (a FU takes `In(ConfigBus)`).
 # A write takes effect at the clock edge; read data is valid in the cycle after `read`.
@@ -86,6 +89,10 @@ class FuKind:
     a program's ``memories`` fill with data words from address 0 (None: those entries are 32-bit
     registers). ``generator`` is an optional ``hw.catalog.Generator`` for ``rivulet generate``.
 
+    ``memory_port`` says the kind's FU reaches the fabric's shared memory: in a fabric with a
+    ``[memory]`` table its RTL and model get ``shared_words`` (the memory's words), and its
+    component has ``mem_req`` / ``mem_resp`` (:func:`fu_signature`).
+
     ``describe_config(words)`` names what a unit is configured to do (an operator), from the
     words of its storage registers ``describe_registers`` (in that order), for hang reports
     (:mod:`rsn.hang_report`): a report that says which operator stopped reads like the
@@ -110,6 +117,7 @@ class FuKind:
     generator: Any = None
     describe_registers: tuple[int, ...] = ()
     describe_config: Callable[[tuple[int, ...]], str] | None = None
+    memory_port: bool = False
 
     def __post_init__(self):
         if not (self.name.isidentifier() and self.name.islower()):
@@ -129,8 +137,10 @@ class FuKind:
         return self.tokens is None
 
 
-def fu_signature(kind: FuKind, width: int) -> wiring.Signature:
-    """The signature of every FU: data streams, micro-ops, config bus, counters and flags."""
+def fu_signature(kind: FuKind, width: int, shared_words: int = 0) -> wiring.Signature:
+    """The signature of every FU: data streams, micro-ops, config bus, counters and flags; with
+    ``shared_words`` (a kind with a memory port in a fabric with a shared memory) also the
+    memory port, whose payloads are :mod:`hw.banked_memory`'s with one meta bit."""
     assert kind.n_in <= MAX_FU_INPUTS and kind.n_out <= MAX_FU_OUTPUTS
     members = {
         "uop": In(stream.Signature(kind.uop_layout)),
@@ -145,6 +155,9 @@ def fu_signature(kind: FuKind, width: int) -> wiring.Signature:
         members["i"] = In(stream.Signature(unsigned(width))).array(kind.n_in)
     if kind.n_out:
         members["o"] = Out(stream.Signature(unsigned(width))).array(kind.n_out)
+    if shared_words:
+        members["mem_req"] = Out(stream.Signature(request_layout(32, MEMORY_META_BITS)))
+        members["mem_resp"] = In(stream.Signature(response_layout(32, MEMORY_META_BITS)))
     return wiring.Signature(members)
 
 
