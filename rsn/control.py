@@ -326,11 +326,14 @@ class Dispenser(wiring.Component):
     then no ``ctrl`` word is taken until the answer has gone to ``readback``'s output register,
     in order with every other read-back value. A pointer at or beyond the memory's words makes
     the memory answer a fault (a READ gives 0, a WRITE changes nothing); the image check
-    (:func:`rsn.image.decode_image`) refuses such images. Timing with no stalls and no bank
-    conflict: a preloaded word takes 2 cycles of ``ctrl`` (its two body words, back to back),
-    a read word 4 (its READ request, the memory's 2 cycles of latency, then the next word);
-    testbench/rsn/test_dispenser_memory.py measures both. Global WRITEs to other addresses
+    (:func:`rsn.image.decode_image`) refuses such images. Global WRITEs to other addresses
     reach no register (the image check refuses them).
+
+    Timing with no stalls and no bank conflict (testbench/rsn/test_dispenser_memory.py measures
+    it): a preloaded word takes 2 cycles (its two body words, taken back to back, one word per
+    cycle as any packet); a read word 4: its request goes with the body's second word at cycle
+    t, the answer is taken from the memory at t+2 and is on ``readback`` at t+3, when the next
+    body's first word is taken. A packet adds its header and target words.
 
     Members
     -------
