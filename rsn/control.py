@@ -22,6 +22,18 @@ Timing, with no stalls (tile k is the k-th stop of the chain, from 0):
 * tile k's ``clear`` pulses 2 + k cycles after the START header is taken on ``ctrl``; the
   dispenser's ``clear`` and its cycle counter reset, 1 cycle after.
 
+The host's path into the fabric's shared memory (:class:`hw.banked_memory.BankedMemory`, whose
+last port is the dispenser's, ``Dispenser(memory_words=...)``) is two global registers, reached
+by WRITE and READ packets whose target masks are all zero: ``mem_address`` (0x0010), a word
+pointer that a WRITE sets and a READ returns, and ``mem_data`` (0x0011), the word at the pointer,
+which a WRITE writes and a READ reads, either moving the pointer on by one. Both block like the
+rest of dispatch: a ``mem_data`` WRITE's second body word is taken in the cycle the memory
+accepts its request (the bank writes at that edge, so anything later in the image sees the
+word); a ``mem_data`` READ holds the chain until its answer is on ``readback``, in order with
+every other read-back value. With no stalls and no bank conflict a preloaded word costs 2
+cycles and a read word 4 (its answer leaves ``readback`` 3 cycles after the body's second word
+is taken); the assembler preloads before START, so the cycle counter leaves the load out.
+
 Dispatch is in order and blocking: a word moves on only once the tile has taken what it needs
 from it. A micro-op body waits for its expander, which waits for the unit's micro-op queue, so a
 unit that cannot drain its queue stops the whole chain, packets for other tiles included. An

@@ -263,7 +263,7 @@ def random_image(rng: random.Random, memory_words: int):
     """A preload of a random array at a random start (plus scattered words elsewhere), START and
     a tiny program, then the array read back in packets mixed with reads of cycles, done and
     mem_address. Returns (words, start, array)."""
-    count = rng.randint(4, 40)
+    count = rng.randint(4, min(40, memory_words))
     start = rng.randrange(memory_words - count + 1)
     array = [rng.getrandbits(32) for _ in range(count)]
     scattered = {address: rng.getrandbits(32) for address in rng.sample(range(memory_words), 6)
