@@ -5,13 +5,20 @@ micro-op queue is full, no packet behind it reaches any other unit. So the assem
 a unit more micro-ops in one go than its queue holds, and it goes round the units in turn: every
 unit gets its first micro-ops early, and a unit waiting for data never holds back the micro-ops
 of the unit that would produce it, as long as each unit's own sequence is consistent.
+
+The fabric's shared memory is reached through two global registers of the dispenser
+(rsn.control): :func:`shared_memory_packets` preloads it, :func:`shared_memory_read_packets`
+reads it back, and :func:`assemble`'s ``shared_memory`` puts a preload in front of START.
 """
 
 from dataclasses import dataclass, field
 
-from .isa import IsaError, Opcode, encode, packet, uop_layout
+from .control import MAX_WINDOW_LIMIT
+from .isa import GLOBAL_REGISTERS, IsaError, Opcode, encode, packet, uop_layout
 
-__all__ = ["UnitProgram", "assemble", "read_packet"]
+__all__ = ["UnitProgram", "assemble", "read_packet", "shared_memory_packets", "shared_memory_read_packets"]
+
+_GLOBAL = {"rows": 0, "cols": 0}
 
 
 @dataclass
@@ -73,12 +80,80 @@ def read_packet(tile, addresses) -> list[int]:
     return packet(Opcode.READ, target, list(addresses))
 
 
+def _check_register_window(function: str, max_window) -> int:
+    if isinstance(max_window, bool) or not isinstance(max_window, int) \
+            or not 1 <= max_window <= MAX_WINDOW_LIMIT:
+        raise IsaError(f"{function}: max_window={max_window!r} is not allowed; a packet holds 1.."
+                       f"{MAX_WINDOW_LIMIT} bodies")
+    return max_window
+
+
+def _word_address(function: str, address) -> int:
+    if isinstance(address, bool) or not isinstance(address, int) or not 0 <= address <= 0xFFFF_FFFF:
+        raise IsaError(f"{function}: word address {address!r} is not an integer 0..2**32-1")
+    return address
+
+
+def _register_body(register: str, value: int = 0) -> int:
+    """A global WRITE/READ body: the register's address low, ``value`` high."""
+    return GLOBAL_REGISTERS[register] | ((value & 0xFFFF_FFFF) << 32)
+
+
+def shared_memory_packets(contents: dict[int, int] | list, max_window: int) -> list[int]:
+    """The words of global WRITE packets that preload the shared memory with ``contents``.
+
+    ``contents`` maps word addresses to values (a list: addresses 0, 1, ...); values are taken
+    modulo 2**32. Each run of consecutive addresses costs one ``mem_address`` body (the pointer)
+    and then one ``mem_data`` body per word; the bodies fill packets of at most ``max_window``
+    (1..31). :func:`rsn.image.decode_image` checks the addresses against the fabric's memory.
+    """
+    _check_register_window("shared_memory_packets", max_window)
+    items = enumerate(contents) if isinstance(contents, list) else sorted(contents.items())
+    bodies, next_address = [], None
+    for address, value in items:
+        address = _word_address("shared_memory_packets", address)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise IsaError(f"shared_memory_packets: the value at word {address} is {value!r}, not an integer")
+        if address != next_address:
+            bodies.append(_register_body("mem_address", address))
+        bodies.append(_register_body("mem_data", value))
+        next_address = address + 1
+    words = []
+    for start in range(0, len(bodies), max_window):
+        words += packet(Opcode.WRITE, _GLOBAL, bodies[start:start + max_window])
+    return words
+
+
+def shared_memory_read_packets(start: int, count: int, max_window: int) -> list[int]:
+    """The words that read ``count`` shared-memory words from word ``start`` on: a WRITE of
+    ``mem_address``, then READ packets of at most ``max_window`` ``mem_data`` bodies. The values
+    arrive on ``readback`` in address order, in order with every other read-back value."""
+    _check_register_window("shared_memory_read_packets", max_window)
+    start = _word_address("shared_memory_read_packets", start)
+    if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+        raise IsaError(f"shared_memory_read_packets: count={count!r} is not an integer >= 0")
+    words = packet(Opcode.WRITE, _GLOBAL, [_register_body("mem_address", start)])
+    for first in range(0, count, max_window):
+        words += read_packet(None, [GLOBAL_REGISTERS["mem_data"]] * min(max_window, count - first))
+    return words
+
+
 def assemble(programs: list[UnitProgram], memories: dict | None = None, *, queue_depth: int,
-             max_window: int = 8) -> list[int]:
-    """The image: START, memory contents, then micro-ops round-robin in queue-sized chunks."""
+             max_window: int = 8, shared_memory: dict[int, int] | list | None = None) -> list[int]:
+    """The image: the shared memory's preload, START, memory contents, then micro-ops
+    round-robin in queue-sized chunks.
+
+    ``memories`` maps a tile to its FU's storage contents (register address -> value);
+    ``shared_memory`` is the shared memory's contents (:func:`shared_memory_packets`), in
+    packets of ``max_window`` bodies. The preload comes before START on purpose: START zeroes
+    the dispenser's cycle counter, so ``cycles`` counts the program from START on and not the
+    image load; the load's own cycles are the host's to measure (about 2 per preloaded word;
+    see rsn.control). Everything after START (a PE's LOAD included) sees the preloaded words.
+    """
     if max_window < 1:
         raise IsaError("max_window must be at least 1")
-    words = packet(Opcode.START, {"rows": 0, "cols": 0}, [])
+    words = [] if not shared_memory else shared_memory_packets(shared_memory, max_window)
+    words += packet(Opcode.START, {"rows": 0, "cols": 0}, [])
     for tile, contents in sorted((memories or {}).items()):
         for chunk in _memory_packets(tile, contents, max_window):
             words += chunk

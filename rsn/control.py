@@ -22,6 +22,18 @@ Timing, with no stalls (tile k is the k-th stop of the chain, from 0):
 * tile k's ``clear`` pulses 2 + k cycles after the START header is taken on ``ctrl``; the
   dispenser's ``clear`` and its cycle counter reset, 1 cycle after.
 
+The host's path into the fabric's shared memory (:class:`hw.banked_memory.BankedMemory`, whose
+last port is the dispenser's, ``Dispenser(memory_words=...)``) is two global registers, reached
+by WRITE and READ packets whose target masks are all zero: ``mem_address`` (0x0010), a word
+pointer that a WRITE sets and a READ returns, and ``mem_data`` (0x0011), the word at the pointer,
+which a WRITE writes and a READ reads, either moving the pointer on by one. Both block like the
+rest of dispatch: a ``mem_data`` WRITE's second body word is taken in the cycle the memory
+accepts its request (the bank writes at that edge, so anything later in the image sees the
+word); a ``mem_data`` READ holds the chain until its answer is on ``readback``, in order with
+every other read-back value. With no stalls and no bank conflict a preloaded word costs 2
+cycles and a read word 4 (its answer leaves ``readback`` 3 cycles after the body's second word
+is taken); the assembler preloads before START, so the cycle counter leaves the load out.
+
 Dispatch is in order and blocking: a word moves on only once the tile has taken what it needs
 from it. A micro-op body waits for its expander, which waits for the unit's micro-op queue, so a
 unit that cannot drain its queue stops the whole chain, packets for other tiles included. An
@@ -37,10 +49,11 @@ from amaranth.lib import data, enum, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
+from hw.banked_memory import MemoryOp, request_layout, response_layout
 from hw.params import ParameterError, check_int
 from hw.skid_buffer import elaborate_skid_pair
 
-from .fu import ConfigBus
+from .fu import MEMORY_META_BITS, ConfigBus
 from .isa import BODY_BITS, GLOBAL_REGISTERS, Header, Opcode, SwitchUop
 
 __all__ = ["WordKind", "ExpanderInput", "PacketTracker", "Expander", "TileControl", "Dispenser",
@@ -309,6 +322,31 @@ class Dispenser(wiring.Component):
     READ in flight at a time, so values reach the host in order. START zeroes ``cycles`` and
     starts it counting.
 
+    With ``memory_words`` > 0 the dispenser owns the last port of the fabric's shared memory
+    (:class:`hw.banked_memory.BankedMemory`; ``meta`` is always 0) and has two more global
+    registers, reached by packets whose target masks are all zero:
+
+    * ``mem_address``: a 32-bit word pointer. A WRITE body sets it (in the cycle its second
+      word is taken, with no wait); a READ body returns it. START leaves it alone.
+    * ``mem_data``: the word at the pointer. A WRITE body makes a WRITE request of its value at
+      the pointer, a READ body a READ request; either moves the pointer on by one.
+
+    Both are blocking, like the rest of dispatch. The second word of a ``mem_data`` WRITE body is
+    taken in the very cycle the memory accepts its request, and a bank writes at that edge, so
+    whatever comes later in the image (a PE's LOAD) sees the word; the write's answer is taken
+    and dropped. A ``mem_data`` READ's second word is taken when its request is accepted, and
+    then no ``ctrl`` word is taken until the answer has gone to ``readback``'s output register,
+    in order with every other read-back value. A pointer at or beyond the memory's words makes
+    the memory answer a fault (a READ gives 0, a WRITE changes nothing); the image check
+    (:func:`rsn.image.decode_image`) refuses such images. Global WRITEs to other addresses
+    reach no register (the image check refuses them).
+
+    Timing with no stalls and no bank conflict (testbench/rsn/test_dispenser_memory.py measures
+    it): a preloaded word takes 2 cycles (its two body words, taken back to back, one word per
+    cycle as any packet); a read word 4: its request goes with the body's second word at cycle
+    t, the answer is taken from the memory at t+2 and is on ``readback`` at t+3, when the next
+    body's first word is taken. A packet adds its header and target words.
+
     Members
     -------
     ctrl : In(stream.Signature(32))             from the host
@@ -319,10 +357,14 @@ class Dispenser(wiring.Component):
     watchdog : In(32)
     cycles : Out(32)                            cycles since the last START (0 before any), frozen while done
     clear : Out(1)                              START: pulsed 1 cycle after its header
+    mem_req : Out(stream.Signature(request_layout(32, MEMORY_META_BITS)))     (memory_words > 0)
+    mem_resp : In(stream.Signature(response_layout(32, MEMORY_META_BITS)))    (memory_words > 0)
     """
 
-    def __init__(self):
-        super().__init__({
+    def __init__(self, memory_words: int = 0):
+        self.memory_words = check_int("Dispenser", "memory_words", memory_words, minimum=0,
+                                      meaning="words of the shared memory (0: none)")
+        members = {
             "ctrl": In(stream.Signature(WORD)),
             "chain": Out(stream.Signature(WORD)),
             "readback_chain": In(stream.Signature(WORD)),
@@ -331,7 +373,11 @@ class Dispenser(wiring.Component):
             "watchdog": In(32),
             "cycles": Out(32),
             "clear": Out(1),
-        })
+        }
+        if memory_words:
+            members["mem_req"] = Out(stream.Signature(request_layout(32, MEMORY_META_BITS)))
+            members["mem_resp"] = In(stream.Signature(response_layout(32, MEMORY_META_BITS)))
+        super().__init__(members)
 
     def elaborate(self, platform):
         m = Module()
@@ -348,12 +394,23 @@ class Dispenser(wiring.Component):
         outstanding = Signal(range(MAX_WINDOW_LIMIT + 1))   # tile read values still to come back
         running = Signal()
 
-        answers_here = (packet.kind == WordKind.BODY_HIGH) & global_target & (opcode == Opcode.READ)
+        global_body = (packet.kind == WordKind.BODY_HIGH) & global_target
+        answers_here = global_body & (opcode == Opcode.READ)
         waiting = (packet.kind == WordKind.HEADER) & (outstanding != 0)
-        local_ready = ~waiting & ~(answers_here & ~answers.ready)
         accepted = self.ctrl.valid & self.ctrl.ready
         returned = self.readback_chain.valid & self.readback_chain.ready
-        global_value = self._global_value(m, address)
+        if self.memory_words:
+            memory = _MemoryPort(self, m, global_body, address, word, opcode, accepted, forward)
+            answers_here = answers_here & ~memory.at_data & ~memory.waiting
+            local_ready = ~waiting & ~memory.waiting & ~(answers_here & ~answers.ready) & ~memory.blocked
+            global_value = self._global_value(m, address, memory.pointer)
+            tile_valid, tile_payload = memory.answer(answers, self.readback_chain)
+            chain_ready = answers.ready & ~answers_here & ~memory.waiting
+        else:
+            local_ready = ~waiting & ~(answers_here & ~answers.ready)
+            global_value = self._global_value(m, address)
+            tile_valid, tile_payload = self.readback_chain.valid, self.readback_chain.payload
+            chain_ready = answers.ready & ~answers_here
         m.d.comb += [
             forward.payload.eq(word),
             forward.valid.eq(self.ctrl.valid & local_ready),
@@ -362,9 +419,9 @@ class Dispenser(wiring.Component):
             packet.step.eq(accepted),
             # While a global READ body is on offer its value has the readback slot; tile values
             # cannot be arriving then (none is outstanding), so `ready` need not look at `valid`.
-            answers.valid.eq(Mux(answers_here, self.ctrl.valid & forward.ready, self.readback_chain.valid)),
-            answers.payload.eq(Mux(answers_here, global_value, self.readback_chain.payload)),
-            self.readback_chain.ready.eq(answers.ready & ~answers_here),
+            answers.valid.eq(Mux(answers_here, self.ctrl.valid & forward.ready, tile_valid)),
+            answers.payload.eq(Mux(answers_here, global_value, tile_payload)),
+            self.readback_chain.ready.eq(chain_ready),
         ]
 
         issued = Signal(range(MAX_WINDOW_LIMIT + 1))
@@ -388,7 +445,7 @@ class Dispenser(wiring.Component):
             m.d.sync += self.cycles.eq(self.cycles + 1)
         return m
 
-    def _global_value(self, m, address) -> Signal:
+    def _global_value(self, m, address, pointer=None) -> Signal:
         value = Signal(32)
         with m.Switch(address):
             with m.Case(GLOBAL_REGISTERS["cycles"]):
@@ -397,7 +454,63 @@ class Dispenser(wiring.Component):
                 m.d.comb += value.eq(self.done)
             with m.Case(GLOBAL_REGISTERS["watchdog"]):
                 m.d.comb += value.eq(self.watchdog)
+            if pointer is not None:
+                with m.Case(GLOBAL_REGISTERS["mem_address"]):
+                    m.d.comb += value.eq(pointer)
         return value
+
+
+# WRITE answers the dispenser may await at once (it drops them as they come; BankedMemory's
+# credits keep far fewer in flight). A new request waits while this many are out.
+_WRITE_ANSWERS_LIMIT = 15
+
+
+class _MemoryPort:
+    """The dispenser's side of the shared memory: the pointer, requests, answers (elaborated
+    into the dispenser's module ``m``; see :class:`Dispenser`)."""
+
+    def __init__(self, dispenser: Dispenser, m, global_body, address, word, opcode, accepted, forward):
+        request, self.response = dispenser.mem_req, dispenser.mem_resp
+        self.pointer = Signal(32)
+        self.waiting = Signal()         # a mem_data READ's answer has not gone to readback yet
+        write_answers = Signal(range(_WRITE_ANSWERS_LIMIT + 1))     # WRITE answers still to drop
+        self.write_answers = write_answers
+        self.at_data = address == GLOBAL_REGISTERS["mem_data"]
+        is_write = opcode == Opcode.WRITE
+        access = global_body & self.at_data & (is_write | (opcode == Opcode.READ))
+        room = write_answers != _WRITE_ANSWERS_LIMIT
+        # Offered only with the word on offer and the chain's slice free, so that the request
+        # and the word go together: the word is taken exactly when the request is accepted.
+        m.d.comb += [
+            request.valid.eq(dispenser.ctrl.valid & forward.ready & access & ~self.waiting & room),
+            request.payload.op.eq(Mux(is_write, MemoryOp.WRITE, MemoryOp.READ)),
+            request.payload.addr.eq(self.pointer),
+            request.payload.data.eq(word),
+            request.payload.meta.eq(0),
+        ]
+        self.blocked = access & ~(request.ready & room)
+        requested = request.valid & request.ready
+        dropped = self.response.valid & self.response.ready & (write_answers != 0)
+        m.d.sync += write_answers.eq(write_answers + (requested & is_write) - dropped)
+        with m.If(requested):
+            m.d.sync += self.pointer.eq(self.pointer + 1)
+            with m.If(~is_write):
+                m.d.sync += self.waiting.eq(1)
+        with m.Elif(accepted & global_body & is_write & (address == GLOBAL_REGISTERS["mem_address"])):
+            m.d.sync += self.pointer.eq(word)
+        self._m = m
+
+    def answer(self, answers, readback_chain):
+        """Drive the response's ready; return what goes to readback when no global value does:
+        the READ answer while one is awaited (after the WRITE answers before it), else the
+        readback chain's value."""
+        m, response = self._m, self.response
+        read_answer = self.waiting & (self.write_answers == 0)
+        m.d.comb += response.ready.eq((self.write_answers != 0) | (read_answer & answers.ready))
+        with m.If(read_answer & response.valid & answers.ready):
+            m.d.sync += self.waiting.eq(0)
+        return (Mux(self.waiting, read_answer & response.valid, readback_chain.valid),
+                Mux(self.waiting, response.payload.data, readback_chain.payload))
 
 
 def connect_control_chain(m: Module, dispenser: Dispenser, tiles):

@@ -12,13 +12,29 @@ What an image means, packet by packet in image order:
 * WRITE: each body (register address, value) is written in every target tile, in order;
 * READ: each body (register address, unused) is read in the one target tile, or from the global
   registers if both masks are zero; one value per body appears on ``readback``, in order;
+* WRITE or READ with both masks zero, to ``mem_address`` / ``mem_data``: the host's path into the
+  fabric's shared memory (rsn.control's Dispenser). A WRITE to ``mem_address`` sets the word
+  pointer; a WRITE to ``mem_data`` writes the word at the pointer, a READ of it reads that word
+  (on ``readback``, in order); either moves the pointer on by one; a READ of ``mem_address``
+  returns the pointer. The pointer changes only by these packets, so every word such an image
+  touches is known before it runs: :func:`decode_image` refuses them on a fabric without a
+  shared memory and any ``mem_data`` access at or past its end;
 * START: clears every tile and the global cycle counter (whatever its target masks);
 * NOP, and masks naming rows or columns outside the grid: no effect.
 """
 
 from dataclasses import dataclass, field
 
-from .isa import BODY_WORDS, GLOBAL_REGISTERS, Header, Opcode, SwitchUop, body_from_words, decode
+from .isa import (
+    BODY_WORDS,
+    GLOBAL_REGISTERS,
+    MEMORY_REGISTERS,
+    Header,
+    Opcode,
+    SwitchUop,
+    body_from_words,
+    decode,
+)
 
 __all__ = ["ImageError", "Packet", "Access", "ReadSlot", "TileImage", "Image", "split_packets",
            "check_packet", "decode_image", "MAX_GRID"]
@@ -26,6 +42,7 @@ __all__ = ["ImageError", "Packet", "Access", "ReadSlot", "TileImage", "Image", "
 MAX_GRID = 16
 _OPCODES = {opcode.value: opcode for opcode in Opcode}
 _RESERVED_AT = Header["reserved"].offset
+_MEMORY_ADDRESSES = {GLOBAL_REGISTERS[name]: name for name in MEMORY_REGISTERS}
 
 
 class ImageError(ValueError):
@@ -70,10 +87,12 @@ class Access:
 
 @dataclass(frozen=True)
 class ReadSlot:
-    """One value on ``readback``: which register of which tile (None: a global register)."""
+    """One value on ``readback``: which register of which tile (None: a global register);
+    ``word``: for a READ of ``mem_data``, the shared memory's word address it returns."""
     tile: tuple[int, int] | None
     address: int
     packet: int
+    word: int | None = None
 
 
 @dataclass
@@ -115,6 +134,11 @@ class Image:
     tiles: dict[tuple[int, int], TileImage]
     readback: list[ReadSlot]        # every value the host will read back, in order
     starts: list[int]               # indices of START packets
+    memory_words: int | None = None     # the shared memory's size (None: the fabric has none)
+    # The shared memory's accesses through mem_data, in order: Access(kind, word address, value
+    # written or None, packet).
+    memory: list[Access] = field(default_factory=list)
+    pointer: int = 0                # mem_address after the image
 
     def tile(self, row: int, col: int) -> TileImage:
         return self.tiles[row, col]
@@ -180,9 +204,15 @@ def _refuse(packet: Packet, max_window: int | None):
                              f"max_window {max_window}; split the window into several packets")
         if packet.repeat < 1:
             raise ImageError(f"{where}: repeat {packet.repeat} is not allowed; use 1..65535")
-    if opcode in (Opcode.SWITCH, Opcode.FU, Opcode.WRITE) and packet.is_global:
-        raise ImageError(f"{where}: all-zero target masks reach no tile (no global register is "
-                         f"writable)")
+    if opcode in (Opcode.SWITCH, Opcode.FU) and packet.is_global:
+        raise ImageError(f"{where}: all-zero target masks reach no tile")
+    if opcode == Opcode.WRITE and packet.is_global:
+        for k, body in enumerate(packet.bodies):
+            if body & 0xFFFF_FFFF not in _MEMORY_ADDRESSES:
+                raise ImageError(f"{where}: body {k} writes global register {body & 0xFFFF_FFFF:#x}; "
+                                 f"all-zero target masks reach no tile, and the only writable global "
+                                 f"registers are mem_address ({GLOBAL_REGISTERS['mem_address']:#x}) and "
+                                 f"mem_data ({GLOBAL_REGISTERS['mem_data']:#x})")
     if opcode in (Opcode.WRITE, Opcode.READ):
         for k, body in enumerate(packet.bodies):
             address = body & 0xFFFF_FFFF
@@ -207,11 +237,13 @@ def check_packet(words, max_window: int) -> Packet:
 
     Refused, because the hardware's behaviour would be unspecified or wedge the control plane:
     nonzero reserved header bits; SWITCH/FU windows above ``max_window`` (the expander's buffer;
-    WRITE and READ bodies stream through and may use all 31) or ``repeat`` 0; SWITCH/FU/WRITE
-    with all-zero masks (no global register is writable); register addresses beyond 16 bits;
+    WRITE and READ bodies stream through and may use all 31) or ``repeat`` 0; SWITCH/FU with
+    all-zero masks, and WRITE with all-zero masks to anything but ``mem_address`` and
+    ``mem_data`` (the only writable global registers); register addresses beyond 16 bits;
     a READ aimed at anything but one tile or, with all-zero masks, at an unknown global
     register (a READ to no tile would leave the dispenser waiting for values forever); START
-    with bodies. :func:`decode_image` applies the same rules, plus "a READ's tile is in the grid".
+    with bodies. :func:`decode_image` applies the same rules, plus "a READ's tile is in the grid"
+    and the shared memory's (which needs the fabric: whether it has one, and its size).
     """
     packets = split_packets(words)
     if len(packets) != 1:
@@ -221,11 +253,13 @@ def check_packet(words, max_window: int) -> Packet:
 
 
 def decode_image(words, rows: int, cols: int, *, max_window: int | None = None,
-                 fu_layouts: dict | None = None) -> Image:
+                 fu_layouts: dict | None = None, memory_words: int | None = None) -> Image:
     """Decode ``words`` for an ``rows`` x ``cols`` grid (see the module docstring for the rules).
 
     ``max_window``, if given, also refuses micro-op windows the expanders cannot hold;
-    ``fu_layouts`` maps (row, col) to the FU's micro-op layout, for :attr:`TileImage.fu_uops`.
+    ``fu_layouts`` maps (row, col) to the FU's micro-op layout, for :attr:`TileImage.fu_uops`;
+    ``memory_words`` is the size of the fabric's shared memory (``spec.memory.words``; None: the
+    fabric has none, and an image that uses ``mem_address`` or ``mem_data`` is refused).
     """
     for name, value in (("rows", rows), ("cols", cols)):
         if not 1 <= value <= MAX_GRID:
@@ -233,15 +267,47 @@ def decode_image(words, rows: int, cols: int, *, max_window: int | None = None,
     fu_layouts = fu_layouts or {}
     tiles = {(row, col): TileImage(row, col, fu_layout=fu_layouts.get((row, col)))
              for row in range(rows) for col in range(cols)}
-    image = Image(rows, cols, split_packets(words), tiles, [], [])
+    image = Image(rows, cols, split_packets(words), tiles, [], [], memory_words)
     for packet in image.packets:
         _refuse(packet, max_window)
         _apply(image, packet)
     return image
 
 
+def _memory_word(image: Image, packet: Packet, k: int, body: int, write: bool) -> int | None:
+    """Apply global body ``k`` to the shared memory's pointer; return the word it accesses
+    through ``mem_data`` (None for ``mem_address``), or raise :class:`ImageError`."""
+    name = _MEMORY_ADDRESSES[body & 0xFFFF]
+    verb = "writes" if write else "reads"
+    where = f"{packet.describe()}: body {k} {verb} global register {name} ({body & 0xFFFF:#x})"
+    if image.memory_words is None:
+        raise ImageError(f"{where}, but this fabric has no shared memory; add a [memory] table to "
+                         f"the fabric description (e.g. words = 4096), or leave {name} out of the image")
+    if name == "mem_address":
+        if write:
+            image.pointer = body >> 32
+        return None
+    word = image.pointer
+    if word >= image.memory_words:
+        raise ImageError(f"{where} at word {word}, past the end of the shared memory of "
+                         f"{image.memory_words} words (0..{image.memory_words - 1}); set mem_address "
+                         f"lower, move fewer words, or give the [memory] table more words")
+    image.pointer += 1
+    image.memory.append(Access("write" if write else "read", word, body >> 32 if write else None,
+                               packet.index))
+    return word
+
+
 def _apply(image: Image, packet: Packet):
     targets = packet.tiles(image.rows, image.cols)
+    if packet.is_global and packet.opcode in (Opcode.WRITE, Opcode.READ):
+        write = packet.opcode == Opcode.WRITE
+        for k, body in enumerate(packet.bodies):
+            word = _memory_word(image, packet, k, body, write) if body & 0xFFFF in _MEMORY_ADDRESSES \
+                else None
+            if not write:
+                image.readback.append(ReadSlot(None, body & 0xFFFF, packet.index, word))
+        return
     if packet.opcode in (Opcode.SWITCH, Opcode.FU):
         expanded = list(packet.bodies) * packet.repeat
         for tile in targets:

@@ -15,6 +15,7 @@ __all__ = [
     "IsaError", "Opcode", "MacMode", "Precision", "BODY_BITS", "BODY_WORDS", "SWITCH_INPUTS",
     "SWITCH_OUTPUTS", "NO_INPUT", "SwitchUop", "MemUop", "MacUop", "AluUop", "Header", "Target",
     "uop_layout", "uop_layouts", "padded_uop", "REGISTERS", "LINK_BEATS_BITS", "GLOBAL_REGISTERS",
+    "MEMORY_REGISTERS",
     "FuPortState", "SwitchPortState", "QUEUED_BITS",
     "encode", "decode", "body_words",
     "body_from_words", "packet", "tile_mask",
@@ -160,7 +161,13 @@ SwitchPortState = _padded_register({
 # so one route's count is exact; the read value is zero-extended to 32 bits.
 LINK_BEATS_BITS = 16
 
-GLOBAL_REGISTERS = {"cycles": 0x0000, "done": 0x0001, "watchdog": 0x0002}
+# Global registers: READ (and, for the two memory registers, WRITE) with all-zero target masks.
+# mem_address and mem_data are the host's path into the fabric's shared memory, through the
+# dispenser (rsn.control): a word pointer, and the word at it (each access moves the pointer
+# on by one). Only a fabric with a [memory] table has them.
+GLOBAL_REGISTERS = {"cycles": 0x0000, "done": 0x0001, "watchdog": 0x0002,
+                    "mem_address": 0x0010, "mem_data": 0x0011}
+MEMORY_REGISTERS = ("mem_address", "mem_data")      # the global registers a WRITE may address
 
 
 def _fields(layout):

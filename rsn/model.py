@@ -6,6 +6,11 @@ queue). Each unit's behaviour comes from its own golden model (written from the 
 from the RTL); this module only wires them the way the fabric generator wires the hardware and
 dispatches the image in order, blocking on full micro-op queues as the control chain does.
 
+The fabric's shared memory (its ``[memory]`` table) is :attr:`FabricModel.memory`, a
+:class:`hw.golden.BankedMemoryModel` that units with a memory port can share; the image's global
+``mem_address`` / ``mem_data`` packets (rsn.control's Dispenser) preload and read it in image
+order, one request at a time, as the dispenser does.
+
 What comes out on the host ports is fixed by the program, not by timing, so the RTL must match it
 exactly. Stall counts depend on timing and are not modelled.
 
@@ -16,6 +21,9 @@ the channels), so the two reports of one hang can be compared line by line.
 
 from collections import deque
 from dataclasses import dataclass, field
+
+from hw.banked_memory import MemoryOp
+from hw.golden import BankedMemoryModel
 
 from .channels import Channel
 from .fabric_spec import DIRECTIONS, FabricSpec
@@ -74,10 +82,18 @@ class _Tile:
 
 
 class FabricModel:
-    """The golden model of the fabric described by ``spec``."""
+    """The golden model of the fabric described by ``spec``.
+
+    ``memory``: the shared memory (None without a ``[memory]`` table), which the image's global
+    ``mem_data`` packets write and read at the pointer ``memory_pointer`` (``mem_address``).
+    """
 
     def __init__(self, spec: FabricSpec, *, max_steps: int = 10_000_000):
         self.spec, self.max_steps = spec, max_steps
+        memory = spec.memory
+        self.memory = None if memory is None else \
+            BankedMemoryModel(memory.words, memory.banks, memory.lock_entries)
+        self.memory_pointer = 0
         self.tiles = {tile: _Tile(spec, tile) for tile in spec.all_tiles()}
         self.host_in: dict[str, Channel] = {}
         self.host_out: dict[str, Channel] = {}
@@ -187,7 +203,8 @@ class FabricModel:
             for token in tokens:
                 channel.push(token & mask)
             given[name] = len(tokens)
-        decoded = decode_image(image, self.spec.rows, self.spec.cols)
+        decoded = decode_image(image, self.spec.rows, self.spec.cols,
+                               memory_words=None if self.memory is None else self.memory.words)
         packets = decoded.packets
         # Each unit's expander holds what is left of the last packet it took (see _dispatch).
         self._expanders = {(tile, unit): deque() for tile in self.tiles for unit in ("switch", "fu")}
@@ -252,8 +269,28 @@ class FabricModel:
                 reads += [self._register(tile, body & 0xFFFF) for body in packet.bodies]
             delivered += 1
         if opcode == Opcode.READ and packet.is_global:
-            reads += [self._register(None, body & 0xFFFF) for body in packet.bodies]
+            reads += [self._global_read(body & 0xFFFF) for body in packet.bodies]
+        elif opcode == Opcode.WRITE and packet.is_global:
+            for body in packet.bodies:
+                self._global_write(body & 0xFFFF, body >> 32)
         return delivered, True
+
+    def _global_read(self, address: int) -> int:
+        if address == GLOBAL_REGISTERS["mem_address"]:
+            return self.memory_pointer
+        if address == GLOBAL_REGISTERS["mem_data"]:
+            value, _fault = self.memory.request(MemoryOp.READ, self.memory_pointer)
+            self.memory_pointer += 1
+            return value
+        return self._register(None, address)
+
+    def _global_write(self, address: int, value: int):
+        """A global WRITE body: decode_image has refused all but the memory registers."""
+        if address == GLOBAL_REGISTERS["mem_address"]:
+            self.memory_pointer = value
+        elif address == GLOBAL_REGISTERS["mem_data"]:
+            self.memory.request(MemoryOp.WRITE, self.memory_pointer, value & 0xFFFF_FFFF)
+            self.memory_pointer += 1
 
     def _drain_expanders(self) -> bool:
         """Expanders feed their units' micro-op queues as space frees up."""

@@ -17,12 +17,14 @@ from amaranth.lib.wiring import In, Out
 from rivulet.sim.streams import PROFILES, ScoreboardError, SinkDriver, SourceDriver, StreamBench, stream_ports
 from rsn.control import Dispenser, Expander, TileControl, connect_control_chain
 from rsn.image import decode_image, split_packets
-from rsn.isa import GLOBAL_REGISTERS, Opcode, packet
+from rsn.isa import GLOBAL_REGISTERS, MEMORY_REGISTERS, Opcode, packet
 
 __all__ = ["ControlTop", "DroppingExpander", "DroppingTile", "random_image", "make_control_bench",
            "register_index", "register_init", "max_cycles_for", "GRID"]
 
 GRID = {"rows": 2, "cols": 3, "max_window": 8}
+# The global registers of a dispenser without a shared memory (the one here).
+PLAIN_GLOBALS = [address for name, address in GLOBAL_REGISTERS.items() if name not in MEMORY_REGISTERS]
 REGISTER_COUNT = 8
 MASK32 = 0xFFFF_FFFF
 
@@ -158,10 +160,10 @@ def random_image(rng: random.Random, rows: int, cols: int, max_window: int, pack
                                access_bodies(rng.randint(1, max_window + 2), addresses),
                                repeat=rng.randint(1, 3)),
         "global_read": lambda: packet(Opcode.READ, none,
-                                      access_bodies(rng.randint(1, 3), list(GLOBAL_REGISTERS.values()))),
+                                      access_bodies(rng.randint(1, 3), PLAIN_GLOBALS)),
         "all_globals": lambda: packet(Opcode.READ, none, [
             address | rng.getrandbits(32) << 32
-            for address in rng.sample(list(GLOBAL_REGISTERS.values()), len(GLOBAL_REGISTERS))]),
+            for address in rng.sample(PLAIN_GLOBALS, len(PLAIN_GLOBALS))]),
         "start": lambda: packet(Opcode.START, rng.choice([none, _target(rng, rows, cols)]), []),
         "nop": lambda: packet(Opcode.NOP, _target(rng, rows, cols),
                               [rng.getrandbits(64) for _ in range(rng.randint(0, 2))]),
