@@ -9,6 +9,7 @@ command and the benchmarks, so they live here, beside the lowering that sets the
 """
 
 from ripple_core.pe import STATUS_FAULT
+from rsn.program import SHARED_MEMORY
 from rsn.words import same_word, word_text, words_problem
 
 __all__ = ["fabric_problems", "output_problems", "firing_problems", "read_problems", "RippleCheck"]
@@ -48,6 +49,9 @@ def read_problems(lowering, reads: dict) -> list[str]:
         if len(got) != len(wanted):
             problems.append(f"{node}: {len(got)} words read back, expected {len(wanted)}")
             continue
+        if node == SHARED_MEMORY:
+            problems += _shared_memory_problems(lowering, got, wanted)
+            continue
         status, words = got[0], got[1:]
         if status & STATUS_FAULT:
             if node in lowering.arrays:
@@ -64,6 +68,20 @@ def read_problems(lowering, reads: dict) -> list[str]:
             problems.append(f"array {lowering.arrays[node]} (bank of {node}) differs at {len(wrong)} "
                             f"word(s), first word {k}: got {word_text(words[k], WORD_BITS)}, expected "
                             f"{word_text(wanted[1 + k], WORD_BITS)}")
+    return problems
+
+
+def _shared_memory_problems(lowering, got: list[int], wanted: list[int]) -> list[str]:
+    """Each array read back from the shared memory that differs from the case, at its first word."""
+    problems, start = [], 0
+    for array, (base, length) in lowering.shared_arrays.items():
+        wrong = [k for k in range(length) if not same_word(got[start + k], wanted[start + k], WORD_BITS)]
+        if wrong:
+            k = wrong[0]
+            problems.append(f"array {array} (shared memory, from address {base}) differs at {len(wrong)} "
+                            f"word(s), first word {k}: got {word_text(got[start + k], WORD_BITS)}, "
+                            f"expected {word_text(wanted[start + k], WORD_BITS)}")
+        start += length
     return problems
 
 

@@ -37,6 +37,14 @@ The lowering (docs/ripple.md, "On the RTL fabric"):
   can change (only LOADed, or its STORE never fires in this case) must be expected unchanged;
   :attr:`RippleLowering.array_problems` lists those whose ``expect`` differs.
 
+**On a fabric with a shared memory** (a ``[memory]`` table; docs/shared-memory.md) none of the
+private banks' rules apply: every LOAD and STORE node is a PE of its own that reaches any
+address, so bases may be computed, any number of LOADs and STOREs may touch an array, and
+arrays may fill the memory. The arrays lie at the case's flat addresses (one after another from
+0, as the golden model lays them out); their initial words are preloaded into the shared memory
+before the START packet, and after the run every array the case expects is read back from it.
+Ripple's QUEUE, LDST and LOCK still need a private bank, so such graphs are refused there.
+
 Not on the fabric: tuples of more than one value in Ripple's operators, more than one ACQUIRE
 or RELEASE site, and memory shapes private banks cannot serve (a STOREd array accessed by more
 than one LOAD or STORE, a base that is not the array's held pointer argument, a sync slot on a
@@ -48,7 +56,7 @@ router's error at compile time.
 from dataclasses import dataclass, field
 
 from rsn.graph import StreamGraph
-from rsn.program import Program
+from rsn.program import SHARED_MEMORY, Program
 
 from . import pe as pe_kind
 from .graph import Graph, GraphError, op_ports
@@ -78,7 +86,9 @@ class RippleLowering:
     firings in the golden model; the RTL's firing counters must equal them). ``tokens``: (node,
     port) -> tokens the port emits. ``outputs``: SINK node -> its host output port. ``model``: the
     golden model's run (its cycles are a reference for timing, not a promise). ``arrays``: memory
-    unit -> the array its bank holds. ``units``: unit -> its operator nodes. The program's
+    unit -> the array its bank holds. ``shared_arrays``: on a fabric with a shared memory, the
+    arrays read back from it after the run, in order, with their (base, length). ``units``:
+    unit -> its operator nodes. The program's
     ``reads`` per checked unit are its status register, then (units that store) every word of
     its array; ``expected_reads`` hold the status with the fault bit clear and the case's ``expect``.
     """
@@ -90,6 +100,7 @@ class RippleLowering:
     array_problems: list[str] = field(default_factory=list)
     arrays: dict[str, str] = field(default_factory=dict)
     units: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    shared_arrays: dict[str, tuple[int, int]] = field(default_factory=dict)
 
 
 @dataclass
@@ -238,10 +249,22 @@ def _node_unit(graph: Graph, node, array: str | None) -> Unit:
     return unit
 
 
-def check_lowerable(graph: Graph) -> dict[str, Unit]:
+def check_lowerable(graph: Graph, *, shared_memory: bool = False) -> dict[str, Unit]:
     """Raise :class:`LoweringError` for the first node or slot a pe tile cannot run; return the
-    graph's units."""
-    units = _units(graph, memory_nodes(graph))
+    graph's units. ``shared_memory``: the fabric has one, so LOAD and STORE have no private
+    bank's rules, and each is a unit of its own."""
+    if shared_memory:
+        units = {node.name: _node_unit(graph, node, None)
+                 for node in graph.nodes.values() if node.op != "SINK"}
+        needs_bank = [node for node in graph.nodes.values()
+                      if node.op in ("QUEUE", "ACQUIRE", "RELEASE")]
+        if needs_bank:
+            node = needs_bank[0]
+            raise LoweringError(f"{_where(graph, node)}: {node.op} needs a pe tile's private bank (its "
+                                f"ring or atomic directory), which a fabric with a [memory] table does not "
+                                f"have yet; run it on a fabric with [pe] mem_depth instead")
+    else:
+        units = _units(graph, memory_nodes(graph))
     cycles = graph.unspilled_task_cycles()
     if cycles:
         queues = []
@@ -345,7 +368,8 @@ def lower_graph(graph: Graph, case: dict, spec, *, name: str | None = None,
     output ports in description order).
     """
     graph.validate()
-    units = check_lowerable(graph)
+    shared = spec.memory is not None
+    units = check_lowerable(graph, shared_memory=shared)
     for unit in units.values():
         if unit.registers.get(pe_kind.REG_QUEUE_DEPTH, 0) is None:
             unit.registers[pe_kind.REG_QUEUE_DEPTH] = spec.queue_depth     # as the golden model runs it
@@ -358,7 +382,7 @@ def lower_graph(graph: Graph, case: dict, spec, *, name: str | None = None,
                             f"operators ({ripple[0].op}), but the fabric is built without them "
                             f"([pe] ripple_ops = false); set ripple_ops = true in the fabric "
                             f"description's [pe] table")
-    placed = _check_banks(graph, case, spec, units)
+    placed = _check_shared_memory(graph, case, spec) if shared else _check_banks(graph, case, spec, units)
     model = _reference_run(graph, case, spec.queue_depth)
     emitted = _emitted(model)
     consumers = graph.consumers()
@@ -403,6 +427,11 @@ def lower_graph(graph: Graph, case: dict, spec, *, name: str | None = None,
         statuses[unit.name] = _expected_status(kinds)
         if unit.array is not None:
             memories[unit.name].update(_bank_preload(case, unit.array, placed[unit.array][0]))
+    if shared:
+        initial = {base + word: wrap(value) & 0xFFFF_FFFF for array, (base, _) in placed.items()
+                   for word, value in enumerate(case.get("mem", {}).get(array, []))}
+        if initial:
+            memories[SHARED_MEMORY] = initial
     for node in graph.nodes.values():
         if node.op == "SINK":
             continue
@@ -419,6 +448,9 @@ def lower_graph(graph: Graph, case: dict, spec, *, name: str | None = None,
     reads, expected_reads, array_problems = {}, {}, []
     stored = {unit.array: unit.name for unit in units.values()
               if unit.op in ("STORE", "LDST") and firings[unit.name]}
+    if shared:          # any STORE may reach any array: none is known to stay unchanged
+        stored = {array: "a STORE" for array in graph.arrays
+                  if any(unit.op == "STORE" and firings[unit.name] for unit in units.values())}
     for array in graph.arrays:
         initial = [wrap(v) & 0xFFFF_FFFF for v in case.get("mem", {}).get(array, [])]
         if array not in expect:
@@ -431,12 +463,20 @@ def lower_graph(graph: Graph, case: dict, spec, *, name: str | None = None,
             array_problems.append(f"array {array}: the case expects it to change, but no STORE writes it "
                                   f"in this case, so it keeps its initial contents")
     for unit in units.values():
-        if not firings[unit.name] or (unit.array is None and unit.op not in ("LOCK", "QUEUE")):
+        memory_unit = unit.array is not None or (shared and unit.op in ("LOAD", "STORE"))
+        if not firings[unit.name] or (not memory_unit and unit.op not in ("LOCK", "QUEUE")):
             continue
         reads[unit.name], expected_reads[unit.name] = [(REG_STATUS, None)], [statuses[unit.name]]
-        if unit.op in ("STORE", "LDST"):
+        if unit.op in ("STORE", "LDST") and not shared:
             reads[unit.name] += [(MEM_WINDOW + word, None) for word in range(placed[unit.array][1])]
             expected_reads[unit.name] += [wrap(v) & 0xFFFF_FFFF for v in expect[unit.array]]
+    if shared:
+        checked = [array for array in graph.arrays if array in expect and placed[array][1]]
+        if checked:
+            reads[SHARED_MEMORY] = [(placed[array][0] + word, None) for array in checked
+                                    for word in range(placed[array][1])]
+            expected_reads[SHARED_MEMORY] = [wrap(v) & 0xFFFF_FFFF
+                                             for array in checked for v in expect[array]]
     label = name or graph.name
     description = (f"{graph.name}: {len(stream_graph.fu_nodes())} pe tiles, {len(stream_graph.edges)} "
                    f"streams, {model.firings} firings")
@@ -444,8 +484,10 @@ def lower_graph(graph: Graph, case: dict, spec, *, name: str | None = None,
                       description=description, reads=reads, expected_reads=expected_reads)
     tokens = {key: count for key, count in emitted.items() if consumers.get(key)}
     unit_arrays = {unit.name: unit.array for unit in units.values() if unit.array is not None}
+    shared_arrays = {array: placed[array] for array in graph.arrays
+                     if shared and array in expect and placed[array][1]}
     return RippleLowering(program, firings, tokens, outputs, model, array_problems, unit_arrays,
-                          {unit.name: unit.nodes for unit in units.values()})
+                          {unit.name: unit.nodes for unit in units.values()}, shared_arrays)
 
 
 def _check_banks(graph: Graph, case: dict, spec, units: dict[str, Unit]) -> dict[str, tuple[int, int]]:
@@ -475,6 +517,24 @@ def _check_banks(graph: Graph, case: dict, spec, units: dict[str, Unit]) -> dict
                                 f"the whole {'array' if unit.array else 'queue'} in its bank, so raise "
                                 f"[pe] mem_depth to at least "
                                 f"{1 << max(1, (length - 1).bit_length())}")
+    return placed
+
+
+def _check_shared_memory(graph: Graph, case: dict, spec) -> dict[str, tuple[int, int]]:
+    """The arrays' (base, length) in the case's flat layout, which is the shared memory's; raise
+    :class:`LoweringError` if they do not fit it."""
+    try:
+        placed = layout(graph, case.get("mem", {}))
+    except GraphError as error:
+        raise LoweringError(f"{graph.name}: {error}") from None
+    for array, (base, length) in placed.items():
+        if base + length > spec.memory.words:
+            total = max(start + size for start, size in placed.values())
+            raise LoweringError(f"{graph.name}: array {array!r} occupies addresses {base}.."
+                                f"{base + length - 1} in this case, but the fabric's shared memory holds "
+                                f"{spec.memory.words} words; "
+                                f"the case's arrays need {total}, so raise [memory] words to at least "
+                                f"{1 << max(1, (total - 1).bit_length())}")
     return placed
 
 

@@ -4,8 +4,11 @@ from amaranth.hdl import Module, Signal, unsigned
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from hw.banked_memory import BankedMemory
+
 from .control import Dispenser
 from .fabric_spec import DIRECTIONS, FabricSpec
+from .fu import MEMORY_META_BITS
 from .tile import Tile
 
 __all__ = ["Fabric", "OPPOSITE", "DONE_LATENCY"]
@@ -30,6 +33,10 @@ class Fabric(wiring.Component):
     ``watchdog_limit`` cycles no switch has moved a token (as seen through the same status
     registers) and ``ctrl`` has taken no word; the tiles busy two cycles later report the stall
     in their status register.
+
+    With a ``[memory]`` table the fabric holds one :class:`hw.banked_memory.BankedMemory`:
+    port k belongs to the k-th tile of :meth:`FabricSpec.memory_tiles` (chain order), and the
+    last port to the control plane (docs/shared-memory.md).
     """
 
     def __init__(self, spec: FabricSpec, *, max_window: int = 8, watchdog_limit: int = 1024):
@@ -50,7 +57,7 @@ class Fabric(wiring.Component):
             m.submodules[f"tile_{row}_{col}"] = tiles[row, col]
         order = [tiles[tile] for tile in spec.chain_order()]  # the control chain, serpentine
 
-        m.submodules.dispenser = dispenser = Dispenser()
+        m.submodules.dispenser = dispenser = Dispenser(memory_words=spec.memory.words if spec.memory else 0)
         wiring.connect(m, wiring.flipped(self.ctrl), dispenser.ctrl)
         wiring.connect(m, dispenser.readback, wiring.flipped(self.readback))
         wiring.connect(m, dispenser.chain, order[0].chain_in)
@@ -62,8 +69,25 @@ class Fabric(wiring.Component):
         m.d.comb += order[0].readback_in.valid.eq(0)
 
         self._elaborate_links(m, tiles)
+        self._elaborate_memory(m, tiles, dispenser)
         self._elaborate_done_and_watchdog(m, order, dispenser)
         return m
+
+    def _elaborate_memory(self, m, tiles, dispenser):
+        """The shared memory and its ports: the memory tiles', then the control plane's."""
+        spec = self.spec
+        if spec.memory is None:
+            return
+        users = [tiles[tile] for tile in spec.memory_tiles()]
+        m.submodules.memory = memory = BankedMemory(
+            len(users) + 1, spec.memory.banks, spec.memory.words, meta_width=MEMORY_META_BITS,
+            lock_entries=spec.memory.lock_entries)
+        for port, tile in enumerate(users):
+            wiring.connect(m, tile.mem_req, memory.req[port])
+            wiring.connect(m, memory.resp[port], tile.mem_resp)
+        host = len(users)
+        wiring.connect(m, dispenser.mem_req, memory.req[host])
+        wiring.connect(m, memory.resp[host], dispenser.mem_resp)
 
     def _elaborate_links(self, m, tiles):
         spec = self.spec

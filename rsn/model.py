@@ -64,7 +64,8 @@ class _Tile:
         kind = fu_kind(spec.kind(tile))
         self.tile, self.kind = tile, kind
         self.switch = SwitchModel(kind.n_in, kind.n_out)
-        self.fu = kind.model(width=spec.data_width, **spec.parameters(kind.name).rtl_arguments())
+        shared = {"shared_words": spec.memory.words} if spec.memory is not None and kind.memory_port else {}
+        self.fu = kind.model(width=spec.data_width, **spec.parameters(kind.name).rtl_arguments(), **shared)
         self.switch_used = self.fu_used = False
         capacity = _LINK_CAPACITY + spec.queue_depth
         self.fu_in = [Channel(f"{tile} fu.i[{k}]", capacity) for k in range(kind.n_in)]
@@ -95,6 +96,8 @@ class FabricModel:
             BankedMemoryModel(memory.words, memory.banks, memory.lock_entries)
         self.memory_pointer = 0
         self.tiles = {tile: _Tile(spec, tile) for tile in spec.all_tiles()}
+        for tile in spec.memory_tiles():         # their LOADs and STOREs reach the one memory
+            self.tiles[tile].fu.share_memory(self.memory.data)
         self.host_in: dict[str, Channel] = {}
         self.host_out: dict[str, Channel] = {}
         self._wire()

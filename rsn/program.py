@@ -23,6 +23,11 @@ __all__ = ["Program", "Compiled", "compile_program", "load_program", "ProgramLoa
            "host_inputs_declared"]
 
 
+# The key of the fabric's shared memory in a program's memories and reads: not a node name
+# (those cannot contain a space).
+SHARED_MEMORY = "shared memory"
+
+
 class ProgramLoadError(ValueError):
     """A program file could not be loaded; the message says which and why."""
 
@@ -40,6 +45,10 @@ class Program:
     ``reads``: FU node name -> register operations after the run, in order: ``(address, value)``
     writes, ``(address, None)`` reads (e.g. an xbar's membranes through its latch);
     ``expected_reads``: node -> the values those reads return (32-bit), or None when unknown.
+
+    On a fabric with a shared memory, the key :data:`SHARED_MEMORY` in ``memories`` gives its
+    initial words (address -> word, preloaded before the START packet, so that the cycle counter
+    counts compute only), and in ``reads`` / ``expected_reads`` the words read back from it.
     """
     name: str
     graph: StreamGraph
@@ -80,8 +89,9 @@ def compile_program(program: Program, spec: FabricSpec, *, seed: int = 0, max_wi
     tiles = routing.placement.tiles
     units = [UnitProgram(tile, "switch", uops) for tile, uops in routing.switch_uops.items()]
     units += [UnitProgram(tile, spec.kind(tile), uops) for tile, uops in routing.fu_uops.items()]
-    memories = {tiles[name]: contents for name, contents in program.memories.items()}
-    image = assemble(units, memories, queue_depth=spec.uop_queue_depth, max_window=max_window)
+    memories = {tiles[name]: contents for name, contents in program.memories.items() if name != SHARED_MEMORY}
+    image = assemble(units, memories, queue_depth=spec.uop_queue_depth, max_window=max_window,
+                     shared_memory=program.memories.get(SHARED_MEMORY))
     return Compiled(program, spec, routing, image)
 
 
@@ -135,6 +145,9 @@ def _checked_memories(program: Program, spec: FabricSpec) -> dict[str, dict[int,
     """Each node's initial words, checked against what its unit holds; as stored."""
     checked = {}
     for name, contents in program.memories.items():
+        if name == SHARED_MEMORY:
+            checked[name] = _checked_shared_memory(contents, spec)
+            continue
         node = program.graph.nodes.get(name)
         if node is None or node.is_host:
             raise ProgramError(f"memories name {name!r}, which is not an FU node of the graph; memory "
@@ -143,6 +156,26 @@ def _checked_memories(program: Program, spec: FabricSpec) -> dict[str, dict[int,
         for address, value in dict(contents).items():
             word = _memory_word(node, address, value, spec)     # checks the address first
             checked[name][int(address)] = word
+    return checked
+
+
+def _checked_shared_memory(contents, spec: FabricSpec) -> dict[int, int]:
+    """The shared memory's initial words: the fabric must have one, each address inside it, each
+    word 32 bits; as stored."""
+    if spec.memory is None:
+        raise ProgramError(f"memories give words for the {SHARED_MEMORY}, but the fabric has none; add a "
+                           f"[memory] table to the fabric description")
+    checked = {}
+    for address, value in dict(contents).items():
+        where = f"{SHARED_MEMORY} address {address!r}"
+        if isinstance(address, bool) or not isinstance(address, Integral) or \
+                not 0 <= address < spec.memory.words:
+            raise ProgramError(f"{where}: an address must be an integer 0..{spec.memory.words - 1} (the "
+                               f"[memory] table's words)")
+        problem = word_problem(value, _CONFIG_DATA_BITS, "a memory word")
+        if problem:
+            raise ProgramError(f"{where}: {problem}")
+        checked[int(address)] = as_word(value, _CONFIG_DATA_BITS)
     return checked
 
 

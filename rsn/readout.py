@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from .assemble import read_packet
 from .fu_kinds import fu_kind
 from .isa import GLOBAL_REGISTERS, REGISTERS
-from .program import host_inputs_declared
+from .program import SHARED_MEMORY, host_inputs_declared
 
 __all__ = ["RtlResult", "counter_reads", "used_tiles", "parse_readback", "register_reads",
            "split_register_reads", "model_register_reads", "short_host_inputs"]
@@ -70,6 +70,10 @@ def register_reads(compiled) -> tuple[list[int], int]:
     placement = compiled.routing.placement.tiles
     words, count = [], 0
     for name, operations in compiled.program.reads.items():
+        if name == SHARED_MEMORY:
+            shared_words, shared_count = _shared_memory_reads(operations)
+            words, count = words + shared_words, count + shared_count
+            continue
         row, col = placement[name]
         for address, value in operations:
             if value is None:
@@ -78,6 +82,31 @@ def register_reads(compiled) -> tuple[list[int], int]:
             else:
                 words += packet(Opcode.WRITE, {"rows": 1 << row, "cols": 1 << col},
                                 [address | ((value & 0xFFFF_FFFF) << 32)])
+    return words, count
+
+
+def _shared_memory_reads(operations) -> tuple[list[int], int]:
+    """READs (and WRITEs) of the shared memory through the control plane's pointer: each run of
+    consecutive read addresses is one pointer write and then its words."""
+    from .assemble import shared_memory_packets, shared_memory_read_packets
+
+    words, count, run = [], 0, []
+
+    def flush():
+        if run:
+            words.extend(shared_memory_read_packets(run[0], len(run), 8))
+            run.clear()
+
+    for address, value in operations:
+        if value is None:
+            if run and address != run[-1] + 1:
+                flush()
+            run.append(address)
+            count += 1
+        else:
+            flush()
+            words.extend(shared_memory_packets({address: value}, 8))
+    flush()
     return words, count
 
 
@@ -93,6 +122,14 @@ def model_register_reads(model, compiled) -> dict[str, list[int]]:
     """The program's ``reads`` on a golden fabric model after its run, through the units' registers."""
     placement, result = compiled.routing.placement.tiles, {}
     for name, operations in compiled.program.reads.items():
+        if name == SHARED_MEMORY:
+            result[name] = []
+            for address, value in operations:
+                if value is None:
+                    result[name].append(model.memory.data[address])
+                else:
+                    model.memory.data[address] = value & 0xFFFF_FFFF
+            continue
         unit = model.tiles[placement[name]].fu
         result[name] = []
         for address, value in operations:

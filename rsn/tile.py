@@ -13,6 +13,7 @@ from amaranth.lib.wiring import In, Out
 from hw.token_queue import TokenQueue
 
 from .control import TileControl
+from .fu import fu_signature
 from .fu_kinds import fu_kind
 from .isa import REGISTERS, FuPortState, SwitchPortState, SwitchUop
 from .switch import Switch
@@ -31,6 +32,8 @@ class Tile(wiring.Component):
         cycle after the switch's and FU's own signals)
     stalled : In(1), set by the fabric's watchdog; a tile busy while it is high reports the
         stall in its status register
+    mem_req, mem_resp : the FU's port to the fabric's shared memory, for a kind with a memory
+        port in a fabric with a ``[memory]`` table (:func:`rsn.fu.fu_signature`)
     """
 
     def __init__(self, spec, row: int, col: int, *, max_window: int = 8):
@@ -39,7 +42,13 @@ class Tile(wiring.Component):
         self.max_window = max_window
         data = stream.Signature(unsigned(spec.data_width))
         word = stream.Signature(unsigned(32))
+        self.shared_words = spec.memory.words if spec.memory is not None and self.kind.memory_port else 0
+        memory_port = {}
+        if self.shared_words:
+            unit = fu_signature(self.kind, spec.data_width, self.shared_words).members
+            memory_port = {"mem_req": unit["mem_req"], "mem_resp": unit["mem_resp"]}
         super().__init__({
+            **memory_port,
             "links_in": In(data).array(4),
             "links_out": Out(data).array(4),
             "chain_in": In(word),
@@ -58,7 +67,12 @@ class Tile(wiring.Component):
         spec, kind = self.spec, self.kind
         m.submodules.control = control = TileControl(self.row, self.col, self.max_window)
         m.submodules.switch = switch = Switch(spec.data_width, kind.n_in, kind.n_out)
-        m.submodules.fu = fu = kind.rtl(width=spec.data_width, **spec.parameters(kind.name).rtl_arguments())
+        shared = {"shared_words": self.shared_words} if self.shared_words else {}
+        m.submodules.fu = fu = kind.rtl(width=spec.data_width, **spec.parameters(kind.name).rtl_arguments(),
+                                        **shared)
+        if self.shared_words:
+            wiring.connect(m, fu.mem_req, wiring.flipped(self.mem_req))
+            wiring.connect(m, wiring.flipped(self.mem_resp), fu.mem_resp)
 
         wiring.connect(m, wiring.flipped(self.chain_in), control.chain_in)
         wiring.connect(m, control.chain_out, wiring.flipped(self.chain_out))

@@ -19,6 +19,7 @@ from .config import (
     WINDOW_WORDS,
     PeUop,
     check_mem_depth,
+    check_shared_words,
     decode_config,
 )
 from .model import PeModel
@@ -49,15 +50,20 @@ class PeFu(wiring.Component):
         Words in the PE's memory bank (see :class:`RipplePE`); 0 for none.
     ripple_ops : bool
         Build Ripple's operators (see :class:`RipplePE`).
+    shared_words : int
+        The words of the fabric's shared memory, reached through ``mem_req`` / ``mem_resp``
+        (see :class:`RipplePE`); 0 without one. The fabric passes it.
     """
 
-    def __init__(self, width: int = WIDTH, mem_depth: int = 0, ripple_ops: bool = True):
+    def __init__(self, width: int = WIDTH, mem_depth: int = 0, ripple_ops: bool = True,
+                 shared_words: int = 0):
         if width != WIDTH:
             raise ParameterError(f"PeFu: width={width!r} is not allowed; the pe FU computes on "
                                  f"{WIDTH}-bit two's complement values, so data_width must be {WIDTH}")
         self._mem_depth = check_mem_depth("PeFu", mem_depth)
+        self._shared_words = check_shared_words("PeFu", shared_words)
         self._ripple_ops = bool(ripple_ops)
-        super().__init__(fu_signature(PE_KIND, width))
+        super().__init__(fu_signature(PE_KIND, width, shared_words))
 
     @property
     def mem_depth(self) -> int:
@@ -65,7 +71,11 @@ class PeFu(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.pe = pe = RipplePE(0, gated=True, mem_depth=self._mem_depth, ripple_ops=self._ripple_ops)
+        m.submodules.pe = pe = RipplePE(0, gated=True, mem_depth=self._mem_depth,
+                                        shared_words=self._shared_words, ripple_ops=self._ripple_ops)
+        if self._shared_words:
+            wiring.connect(m, pe.mem_req, wiring.flipped(self.mem_req))
+            wiring.connect(m, wiring.flipped(self.mem_resp), pe.mem_resp)
         for k in range(N_SLOTS):
             wiring.connect(m, wiring.flipped(self.i[k]), pe.i[k])
         for p in range(N_PORTS):
@@ -113,10 +123,15 @@ class PeParameters(KindParameters):
     def check_fabric(self, spec):
         """A pe computes on 32-bit two's complement words (RipTide's arithmetic wraps at 32 bits),
         so its streams are exactly 32 bits: narrower ones would truncate values, wider ones would
-        carry bits the PE ignores."""
+        carry bits the PE ignores. With a ``[memory]`` table the pe tiles use the shared memory,
+        so they have no banks of their own."""
         if spec.data_width != WIDTH:
             raise ValueError(f"data_width={spec.data_width} is not allowed with pe tiles; a pe tile "
                              f"computes on {WIDTH}-bit values, so set data_width = {WIDTH}")
+        if spec.memory is not None and self.mem_depth:
+            raise ValueError(f"mem_depth={self.mem_depth} is not allowed with a [memory] table; the pe "
+                             f"tiles load and store through the shared memory, so drop mem_depth (or "
+                             f"the [memory] table, for private banks)")
 
 
 def describe_config(words) -> str:
@@ -135,4 +150,5 @@ def describe_config(words) -> str:
 
 PE_KIND = FuKind("pe", N_SLOTS, N_PORTS, PeUop, LATENCY, PeFu, PeModel, parameters=PeParameters,
                  count_fields=lambda uop: ("firings",), cyclic=True,
-                 describe_registers=(REG_CONFIG, REG_STATUS), describe_config=describe_config)
+                 describe_registers=(REG_CONFIG, REG_STATUS), describe_config=describe_config,
+                 memory_port=True)

@@ -11,6 +11,7 @@ from .config import (
     BANK_OPS,
     LOCK_ENTRIES,
     MEM_WINDOW,
+    MEMORY_OPS,
     N_SLOTS,
     REG_CONFIG,
     REG_CONST,
@@ -26,6 +27,7 @@ from .config import (
     WIDTH,
     WINDOW_WORDS,
     check_mem_depth,
+    check_shared_words,
     decode_config,
 )
 
@@ -54,18 +56,25 @@ class PeModel(UnitModel):
     (``mem_depth`` words), LOAD reads and STORE writes ``memory[base + offset - origin]``; an
     address outside the bank raises :class:`PeMemoryError` (the RTL's fault bit never shows
     here, so status bit 4 and the fault register read 0). ``name`` names the PE in errors.
+
+    With ``shared_words`` instead of a bank, LOAD and STORE reach flat address ``base + offset``
+    of a memory shared with other units: a list of that many words, the model's own until
+    :meth:`share_memory` hands it the fabric's (the fabric model does, for every unit with a
+    memory port). An address outside it raises :class:`PeMemoryError`.
     """
 
     KIND, COUNT_FIELD = "pe", "firings"
 
-    def __init__(self, width: int = WIDTH, mem_depth: int = 0, ripple_ops: bool = True, *, name: str = "pe"):
+    def __init__(self, width: int = WIDTH, mem_depth: int = 0, ripple_ops: bool = True, *,
+                 shared_words: int = 0, name: str = "pe"):
         super().__init__()
         self.ripple_ops = bool(ripple_ops)
         if width != WIDTH:
             raise ParameterError(f"PeModel: width={width!r}; the pe FU computes on {WIDTH} bits")
         self.mem_depth = check_mem_depth("PeModel", mem_depth)
+        self.shared_words = check_shared_words("PeModel", shared_words)
         self.name = name
-        self.memory = [0] * mem_depth
+        self.memory = [0] * (mem_depth or shared_words)
         self.origin, self.page, self.queue_depth = 0, 0, 0
         self.word, self.constants, self.armed = 0, [0] * N_SLOTS, [False] * N_SLOTS
         self.left = 0
@@ -77,9 +86,10 @@ class PeModel(UnitModel):
         if op in RIPPLE_OPS and not self.ripple_ops:
             raise PeMemoryError(f"{self.name}: configured as {op}, but this PE was built without Ripple's "
                                 f"operators (ripple_ops=False; the fabric's [pe] ripple_ops)")
-        if op in BANK_OPS and not self.mem_depth:
-            raise PeMemoryError(f"{self.name}: configured as {op}, but this PE has no memory bank "
-                                f"(mem_depth=0)")
+        if op in BANK_OPS and not self.mem_depth and not (self.shared_words and op in MEMORY_OPS):
+            reach = (f"{op} needs a private bank; with the shared memory a pe tile runs LOAD and STORE"
+                     if self.shared_words else "this PE has no memory bank (mem_depth=0)")
+            raise PeMemoryError(f"{self.name}: configured as {op}, but {reach}")
         self.armed = [False] * N_SLOTS
         self.ring, self.spill_writes, self.spill_reads = deque(), 0, 0
         self.locks: set[int] = set()
@@ -137,8 +147,20 @@ class PeModel(UnitModel):
             return self.memory[word]
         return 0
 
+    def share_memory(self, memory: list[int]):
+        """Reach ``memory`` (the fabric's shared words, a list other units hold too)."""
+        if len(memory) != self.shared_words:
+            raise ParameterError(f"{self.name}: the shared memory has {len(memory)} words, but this PE "
+                                 f"was built for shared_words={self.shared_words}")
+        self.memory = memory
+
     def _bank_word(self, address: int) -> int:
         """The bank word holding flat ``address``; raise :class:`PeMemoryError` if none does."""
+        if self.shared_words:
+            if not 0 <= address < self.shared_words:
+                raise PeMemoryError(f"{self.name}: {self.config['op']} of address {address}, outside the "
+                                    f"shared memory (addresses 0..{self.shared_words - 1})")
+            return address
         word = address - self.origin
         if not 0 <= word < self.mem_depth:
             last = self.origin + self.mem_depth - 1

@@ -77,11 +77,12 @@ def test_tiers_agree_on_snn():
                         extra_reads=[register_reads(compiled) for compiled in programs])
 
 
-# A small fabric of pe tiles (ripple.toml's parameters): random Ripple programs of up to 11
-# operators route on it, and both tiers build it in seconds.
+# A small fabric of pe tiles (ripple.toml's parameters, a shared memory instead of private
+# banks): random Ripple programs of up to 11 operators route on it, both tiers build it in
+# seconds, and testbench/ripple/test_shared_memory.py runs its RTL tests on the same build.
 SMALL_PE_FABRIC = {
     "rows": 3, "cols": 4, "tiles": ["pe pe pe pe"] * 3, "queue_depth": 2,
-    "pe": {"mem_depth": 64, "ripple_ops": True},
+    "memory": {"words": 512, "banks": 4}, "pe": {"ripple_ops": True},
     "host_ports": [{"name": "in0", "tile": [1, 0], "side": "W", "direction": "in"},
                    {"name": "out0", "tile": [0, 3], "side": "E", "direction": "out"},
                    {"name": "out1", "tile": [1, 3], "side": "E", "direction": "out"}],

@@ -97,3 +97,35 @@ def test_sizes_that_would_exhaust_the_machine_are_refused(change, message):
     so no description can make elaboration run for minutes or exhaust memory."""
     with pytest.raises(FabricError, match=message):
         parse_fabric({**BASE, **change})
+
+
+PE_GRID = {"rows": 2, "cols": 2, "tiles": ["pe pe", "alu pe"]}
+
+
+def test_a_memory_table_gives_the_shared_memory_and_its_tiles_in_chain_order():
+    spec = parse_fabric({**PE_GRID, "memory": {"words": 4096, "banks": 8}})
+    assert (spec.memory.words, spec.memory.banks, spec.memory.lock_entries) == (4096, 8, 4)
+    assert spec.memory_tiles() == [(0, 0), (0, 1), (1, 1)], "chain order, pe tiles only"
+    assert parse_fabric(PE_GRID).memory is None and parse_fabric(PE_GRID).memory_tiles() == []
+
+
+@pytest.mark.parametrize("memory,message", [
+    ({}, r"\[memory\]: say how many 32-bit words the shared memory holds"),
+    ({"words": 1000}, r"\[memory\]: words=1000 is not allowed; use a power of two from 2 to 1048576"),
+    ({"words": 1024, "banks": 3}, r"banks=3 is not allowed; use a power of two from 1 to 64"),
+    ({"words": 2, "banks": 4}, r"banks=4 is more than words=2"),
+    ({"words": 1024, "lock_entries": 17}, r"lock_entries=17 is not allowed; use an integer 0..16"),
+    ({"words": 1024, "ports": 4}, r"unknown parameter\(s\) \['ports'\]; the shared memory takes: words"),
+    (1024, r"\[memory\] must be a table"),
+])
+def test_bad_memory_tables_are_refused(memory, message):
+    with pytest.raises(FabricError, match=message):
+        parse_fabric({**PE_GRID, "memory": memory}, "x.toml")
+
+
+def test_a_memory_table_needs_tiles_that_use_it_and_pe_tiles_then_have_no_banks():
+    with pytest.raises(FabricError, match=r"x.toml: \[memory\]: no tile of this fabric can use the shared "
+                                          r"memory; tiles of kind pe have a memory port"):
+        parse_fabric({**BASE, "memory": {"words": 1024}}, "x.toml")
+    with pytest.raises(FabricError, match=r"\[pe\]: mem_depth=64 is not allowed with a \[memory\] table"):
+        parse_fabric({**PE_GRID, "memory": {"words": 1024}, "pe": {"mem_depth": 64}}, "x.toml")

@@ -1,0 +1,195 @@
+"""Ripple graphs on a fabric with a shared memory (a ``[memory]`` table): the memory shapes that
+private banks refuse, and the public RipTide suite, on the fabric's golden model and the RTL.
+
+Expected values come from plain Python loops written here, or from the suite's own ``expect``,
+never from the golden models.
+"""
+
+import random
+import tomllib
+
+import pytest
+
+from ripple_core.builder import Builder
+from ripple_core.lower import LoweringError, compile_lowering, lower_graph
+from ripple_core.ops import MASK
+from rivulet.sim.seeds import seeds_for
+from rivulet.sim.streams import PROFILES
+from rivulet.sim.toolchain import REPOSITORY
+from rsn.fabric_spec import load_fabric, parse_fabric
+from rsn.model import FabricModel
+from rsn.program import SHARED_MEMORY
+from rsn.readout import model_register_reads, register_reads, split_register_reads
+from testbench.native.test_tiers import SMALL_PE_FABRIC
+from testbench.ripple.test_lower import _check, _programs, needs_suite
+
+PRIVATE = load_fabric(REPOSITORY / "examples" / "fabrics" / "ripple.toml")      # 5x6, 64-word banks
+
+
+def shared_fabric(rows: int, cols: int, words: int = 1024, banks: int = 4):
+    """ripple.toml's host ports and parameters on a rows x cols grid of pe tiles with a shared
+    memory instead of the private banks."""
+    data = tomllib.loads((REPOSITORY / "examples" / "fabrics" / "ripple.toml").read_text())
+    data.pop("pe")
+    data.update(rows=rows, cols=cols, tiles=[" ".join(["pe"] * cols)] * rows,
+                memory={"words": words, "banks": banks})
+    for port in data["host_ports"]:
+        port["tile"] = [min(port["tile"][0], rows - 1), cols - 1 if port["side"] == "E" else 0]
+    return parse_fabric(data, f"{rows}x{cols} shared-memory fabric")
+
+
+SHARED = shared_fabric(5, 6)
+SMALL_SHARED = parse_fabric(SMALL_PE_FABRIC, "3x4 pe test fabric")     # the tier tests' fabric: one build
+
+
+def gather_program():
+    """sum of A[i] for i < n, each LOAD's base computed: ``A + i`` (an ADD of the pointer and the
+    index) with offset 0, the shape RipTide-compiled code has after a GEP."""
+    b = Builder("gather")
+    index, flag = b.stream(b.const(0), b.scalar("n", hold=False), b.const(1), cmp="SLT", pred=False,
+                           name="loop")
+    value = b.load(b.add(b.array("A"), index, name="address"), b.hold(0), name="fetch")
+    acc_next = b.wire("acc_next")
+    acc = b.carry(flag, b.const(0), acc_next, pred=False, name="acc")
+    acc_next.bind(b.add(b.steer(flag, acc, pred=False, name="running"), value, name="sum"))
+    b.sink("total", b.steer(flag, acc, pred=True, name="exit"))
+    return b.build()
+
+
+def gather_case(values):
+    return {"args": {"n": len(values)}, "mem": {"A": list(values)},
+            "expect": {"A": list(values), "total": [sum(values) & MASK]}}
+
+
+def double_in_place_program():
+    """For i < n: A[n + i] = 2 * A[i], then a second LOAD reads A[n + i] back, ordered after the
+    STORE by its done token: two LOADs and a STORE on one array."""
+    b = Builder("double_in_place")
+    n = b.scalar("n")
+    index, _ = b.stream(b.const(0), b.scalar("n", hold=False), b.const(1), cmp="SLT", pred=False,
+                        name="loop")
+    doubled = b.shl(b.load(b.array("A"), index, name="read"), b.hold(1), name="double")
+    upper = b.add(index, n, name="upper")
+    done = b.store(b.array("A"), upper, doubled, name="write")
+    b.sink("back", b.load(b.array("A"), b.ident(upper, name="again"), done, name="reread"))
+    return b.build()
+
+
+def double_in_place_case(values):
+    n = len(values)
+    memory = list(values) + [0] * n
+    doubled = [(2 * v) & MASK for v in values]
+    return {"args": {"n": n}, "mem": {"A": memory},
+            "expect": {"A": list(values) + doubled, "back": doubled}}
+
+
+def sum_program():
+    """sum of A[i] for i < n with the array's pointer as the LOAD's base: the shape private banks
+    serve, as long as the array fits one."""
+    b = Builder("sum")
+    index, flag = b.stream(b.const(0), b.scalar("n", hold=False), b.const(1), cmp="SLT", pred=False,
+                           name="loop")
+    value = b.load(b.array("A"), index, name="fetch")
+    acc_next = b.wire("acc_next")
+    acc = b.carry(flag, b.const(0), acc_next, pred=False, name="acc")
+    acc_next.bind(b.add(b.steer(flag, acc, pred=False, name="running"), value, name="sum"))
+    b.sink("total", b.steer(flag, acc, pred=True, name="exit"))
+    return b.build()
+
+
+COMPUTED_BASE = r"its base is address.o0; on pe tiles a LOAD's base must be an array's pointer argument"
+CASES = {   # name: (graph, case from a random generator, why private banks refuse it)
+    "computed base": (gather_program,
+                      lambda rng: gather_case([rng.randrange(-1000, 1000) for _ in range(9)]), COMPUTED_BASE),
+    "several accesses per array": (double_in_place_program,
+                                   lambda rng: double_in_place_case([rng.randrange(1000) for _ in range(7)]),
+                                   "both access array 'A', which is stored to"),
+    "array larger than a bank": (sum_program,
+                                 lambda rng: gather_case([rng.randrange(1 << 20) for _ in range(200)]),
+                                 r"array 'A' has 200 words in this case, but a pe tile's bank holds 64"),
+}
+
+
+def test_the_shared_memory_shapes_private_banks_refuse():
+    """Each graph is refused on private banks, naming why, and runs on the shared memory's golden
+    fabric model with the case's outputs, firings and arrays."""
+    (seed,) = seeds_for("shared-memory-shapes", count=1)
+    print(f"shared memory shapes seed={seed}")
+    rng = random.Random(seed)
+    for label, (program, case_of, refusal) in CASES.items():
+        graph, case = program(), case_of(rng)
+        with pytest.raises(LoweringError, match=refusal):
+            lower_graph(graph, case, PRIVATE)
+        lowering = lower_graph(graph, case, SHARED, name=label.replace(" ", "_"))
+        compiled = compile_lowering(lowering, SHARED, seed=seed)
+        model = FabricModel(SHARED)
+        result = model.run(compiled.image, lowering.program.host_inputs)
+        assert result.done, label
+        _check(label, lowering, compiled, result.outputs, result.firings,
+               model_register_reads(model, compiled))
+
+
+def test_arrays_that_do_not_fit_the_shared_memory_are_refused_naming_the_size():
+    with pytest.raises(LoweringError, match=r"array 'A' occupies addresses 0..1999 in this case, but the "
+                                            r"fabric's shared memory holds 1024 words; .* at least 2048"):
+        lower_graph(gather_program(), gather_case([1] * 2000), SHARED)
+
+
+def test_queues_and_atomics_still_need_private_banks():
+    b = Builder("lock_only")
+    b.sink("held", b.acquire(b.scalar("x", hold=False), name="take"))
+    with pytest.raises(LoweringError, match=r"ACQUIRE needs a pe tile's private bank"):
+        lower_graph(b.build(), {"args": {"x": 3}, "expect": {"held": [3]}}, SHARED)
+
+
+@needs_suite
+def test_the_suite_on_the_shared_memory_golden_model():
+    """Every suite case with LOADs or STOREs (and the builder programs that need no queue or
+    atomic) lowered onto the shared memory: arrays preloaded before START and read back after,
+    outputs and firings as the case says."""
+    (seed,) = seeds_for("shared-memory-suite-model", count=1)
+    print(f"suite on the shared memory, fabric model, seed={seed}")
+    checked = 0
+    for label, graph, case in _programs(seed):
+        if not any(node.op in ("LOAD", "STORE") for node in graph.nodes.values()):
+            continue            # nothing differs from a fabric of private banks
+        try:
+            lowering = lower_graph(graph, case, SHARED, name=label.replace(" ", "_"))
+        except LoweringError as error:
+            assert "needs a pe tile's private bank" in str(error), label
+            continue
+        compiled = compile_lowering(lowering, SHARED, seed=seed)
+        model = FabricModel(SHARED)
+        result = model.run(compiled.image, lowering.program.host_inputs)
+        assert result.done, label
+        _check(label, lowering, compiled, result.outputs, result.firings,
+               model_register_reads(model, compiled))
+        checked += 1
+    assert checked >= 40, f"only {checked} cases with LOADs or STOREs ran"
+
+
+@pytest.mark.verilator
+def test_the_shapes_on_the_rtl_under_back_pressure():
+    """The three shapes on a 3x4 fabric of pe tiles with a 512-word shared memory, in one native
+    simulation, each under every stall profile: the whole path (preload through the control
+    plane, LOADs and STOREs through the banks, read-back) on the generated Verilog."""
+    from rivulet.sim.fabric_run import run_many_on_rtl
+
+    (seed,) = seeds_for("shared-memory-rtl", count=1)
+    rng = random.Random(seed)
+    runs = []
+    for label, (program, case_of, _) in CASES.items():
+        case = case_of(rng)
+        lowering = lower_graph(program(), case, SMALL_SHARED, name=label.replace(" ", "_"))
+        for profile in PROFILES:
+            run_seed = rng.randrange(2**31)
+            runs.append((f"{label} {profile} seed={run_seed}", lowering,
+                         compile_lowering(lowering, SMALL_SHARED, seed=run_seed), profile, run_seed))
+    print(f"shared memory on the RTL, base seed {seed}: {[run[0] for run in runs]}")
+    results = run_many_on_rtl([run[2] for run in runs], profiles=[run[3] for run in runs],
+                              seeds=[run[4] for run in runs], case="shared-memory-rtl",
+                              extra_reads=[register_reads(run[2]) for run in runs])
+    for (label, lowering, compiled, _, _), result in zip(runs, results, strict=True):
+        assert SHARED_MEMORY in lowering.program.reads, label
+        _check(label, lowering, compiled, result.outputs, result.firings,
+               split_register_reads(compiled, result.extra))
