@@ -448,9 +448,9 @@ def lower_graph(graph: Graph, case: dict, spec, *, name: str | None = None,
     reads, expected_reads, array_problems = {}, {}, []
     stored = {unit.array: unit.name for unit in units.values()
               if unit.op in ("STORE", "LDST") and firings[unit.name]}
-    if shared:          # any STORE may reach any array: none is known to stay unchanged
-        stored = {array: "a STORE" for array in graph.arrays
-                  if any(unit.op == "STORE" and firings[unit.name] for unit in units.values())}
+    may_change = set(stored)
+    if shared:
+        stored, may_change = _shared_stores(graph, units, firings)
     for array in graph.arrays:
         initial = [wrap(v) & 0xFFFF_FFFF for v in case.get("mem", {}).get(array, [])]
         if array not in expect:
@@ -459,7 +459,7 @@ def lower_graph(graph: Graph, case: dict, spec, *, name: str | None = None,
                                     f"which {stored[array]} stores to; add \"{array}\": [...] to its expect")
             continue
         wanted = [wrap(v) & 0xFFFF_FFFF for v in expect[array]]
-        if array not in stored and wanted != initial:
+        if array not in may_change and wanted != initial:
             array_problems.append(f"array {array}: the case expects it to change, but no STORE writes it "
                                   f"in this case, so it keeps its initial contents")
     for unit in units.values():
@@ -518,6 +518,22 @@ def _check_banks(graph: Graph, case: dict, spec, units: dict[str, Unit]) -> dict
                                 f"[pe] mem_depth to at least "
                                 f"{1 << max(1, (length - 1).bit_length())}")
     return placed
+
+
+def _shared_stores(graph: Graph, units: dict[str, Unit], firings: dict[str, int]) -> tuple[dict, set]:
+    """On the shared memory: the arrays a firing STORE names as its base (the case must say what
+    they hold afterwards), and the arrays any firing STORE may change: all of them once a STORE
+    computes its base, since its address can fall in any array."""
+    stored, computed = {}, False
+    for unit in units.values():
+        if unit.op != "STORE" or not firings[unit.name]:
+            continue
+        base = graph.nodes[unit.nodes[0]].inputs[0]
+        if base.kind == "arg" and base.name in graph.arrays:
+            stored[base.name] = unit.name
+        else:
+            computed = True
+    return stored, set(graph.arrays) if computed else set(stored)
 
 
 def _check_shared_memory(graph: Graph, case: dict, spec) -> dict[str, tuple[int, int]]:
