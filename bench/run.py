@@ -1,8 +1,8 @@
 """Benchmark suites: TokenQueue vs SyncFIFOBuffered, the RSN switch and fabric, and the boards.
 
 ``python -m bench.run`` runs every suite; ``--suite token_queue``, ``--suite rsn``,
-``--suite boards`` or ``--suite crossbar`` runs one (described in :mod:`bench.rsn`,
-:mod:`bench.boards` and :mod:`bench.crossbar`).
+``--suite boards``, ``--suite crossbar`` or ``--suite memory`` runs one (described in
+:mod:`bench.rsn`, :mod:`bench.boards`, :mod:`bench.crossbar` and :mod:`bench.memory`).
 
 Token-queue suite: TokenQueue against Amaranth's SyncFIFOBuffered: LUT/FF/BRAM, Fmax and
 throughput. It builds both queues at each depth on every target in the same run (so
@@ -24,7 +24,7 @@ from amaranth.lib.fifo import SyncFIFOBuffered
 
 from hw import TokenQueue
 
-from . import boards, crossbar, fpga, rsn, throughput
+from . import boards, crossbar, fpga, memory, rsn, throughput
 from .attribution import lut_attribution
 from .common import (
     QUICK_RESULTS,
@@ -42,7 +42,7 @@ DEPTHS = (1, 2, 3, 4, 16)  # 3: SyncFIFOBuffered's smallest full-rate depth, for
 KINDS = ("token_queue", "sync_fifo_buffered")  # ours, peer
 TOKEN_QUEUE_TARGETS = ("ice40-hx8k-ct256", "ecp5-25f")  # named: other suites add targets
 TOKEN_QUEUE_SEEDS = "1,2,3,4,5"
-SUITES = ("token_queue", "rsn", "boards", "crossbar")
+SUITES = ("token_queue", "rsn", "boards", "crossbar", "memory")
 
 
 def make_design(kind: str, depth: int):
@@ -224,6 +224,8 @@ def main(argv=None) -> None:
         boards.run_suite(args)
     if args.suite in ("all", "crossbar"):
         crossbar.run_suite(args)
+    if args.suite in ("all", "memory"):
+        memory.run_suite(args)
 
 
 def run_token_queue(args: argparse.Namespace) -> None:
