@@ -13,15 +13,22 @@ of them in one simulation of the fabric (one build), and records per case:
 
 The suite graphs have no host stream, so the stall profile does not matter; the runs use
 ``no_stall``. Writes bench/results/ripple_suite.json and ripple_suite.md.
+
+``--fabric examples/fabrics/ripple_large.toml --name ripple_suite_shared`` runs the same cases on
+the fabric with the shared memory (docs/shared-memory.md), where the arrays are preloaded before
+START (so ``rtl_cycles`` no longer counts them), and adds ordered BFS at 1,024 vertices (random
+graph, out-degree 2 to 6) with its queue and visited arrays checked against Python's BFS.
 """
 
 from __future__ import annotations
 
+import argparse
 import time
 from pathlib import Path
 
 from ripple_core.check import fabric_problems
 from ripple_core.lower import compile_lowering, lower_graph
+from ripple_core.programs import bfs_case, ordered_bfs, random_csr
 from ripple_core.riptide import load_graph, load_vectors
 from rivulet.frontends.riptide import RIPPLE_FABRIC
 from rivulet.sim.fabric_run import run_many_on_rtl
@@ -36,6 +43,7 @@ SUITE = REPO.parent / "shared" / "peer-suites" / "riptide"
 KERNELS = ("simple", "simple-mem", "nn-vadd", "nn-relu", "dmv")
 VARIANTS = ("stream", "nostream")
 PROFILE, SEED = "no_stall", 1
+BFS_VERTICES, BFS_DEGREE = 1024, 4      # on a fabric with a shared memory
 
 
 def measure(suite: Path = SUITE, fabric: Path = RIPPLE_FABRIC) -> dict:
@@ -49,9 +57,15 @@ def measure(suite: Path = SUITE, fabric: Path = RIPPLE_FABRIC) -> dict:
             for k, case in enumerate(cases):
                 lowering = lower_graph(graph, case, spec, name=f"{kernel}-{variant}-case{k}")
                 runs.append((kernel, variant, k, case, lowering, compile_lowering(lowering, spec, seed=SEED)))
+    if spec.memory is not None:
+        row, col = random_csr(BFS_VERTICES, BFS_DEGREE, SEED)
+        case = {**bfs_case(row, col, ordered=True), "origin": "generated",
+                "reference_steps": {"stream": 0}}
+        lowering = lower_graph(ordered_bfs(), case, spec, name=f"bfs-ordered-{BFS_VERTICES}")
+        runs.append(("bfs-ordered", "stream", 0, case, lowering, compile_lowering(lowering, spec, seed=SEED)))
     started = time.monotonic()
     results = run_many_on_rtl([run[5] for run in runs], profiles=[PROFILE] * len(runs),
-                              seeds=[SEED] * len(runs), case="bench-ripple-suite",
+                              seeds=[SEED] * len(runs), case="bench-ripple-suite", max_cycles=5_000_000,
                               extra_reads=[register_reads(run[5]) for run in runs])
     wall = time.monotonic() - started
     rows = []
@@ -64,9 +78,12 @@ def measure(suite: Path = SUITE, fabric: Path = RIPPLE_FABRIC) -> dict:
                      "model_cycles": lowering.model.cycles, "rtl_cycles": result.cycles,
                      "image_words": len(compiled.image), "pe_tiles": len(compiled.program.graph.fu_nodes()),
                      "firings": lowering.model.firings})
+    fabric = Path(fabric).resolve()
+    memory = spec.memory
     settings = {"fabric": str(fabric.relative_to(REPO)) if fabric.is_relative_to(REPO) else fabric.name,
                 "rows": spec.rows, "cols": spec.cols, "queue_depth": spec.queue_depth,
                 "pe_mem_depth": spec.parameters("pe").mem_depth, "profile": PROFILE, "seed": SEED,
+                "shared_memory": None if memory is None else {"words": memory.words, "banks": memory.banks},
                 **git_stamp(), "simulation_seconds": round(wall, 1)}
     return {"settings": settings, "runs": rows}
 
@@ -78,16 +95,21 @@ def _span(values) -> str:
 
 def markdown(report: dict) -> str:
     settings, rows = report["settings"], report["runs"]
+    shared = settings.get("shared_memory")
+    memory = (f"a shared memory of {shared['words']} words in {shared['banks']} banks" if shared
+              else f"{settings['pe_mem_depth']}-word banks")
+    loaded = ("the configuration part of the image (the arrays are preloaded before START)" if shared
+              else "the image load (image words arrive at most one per cycle)")
     lines = [
-        "# The RipTide peer suite on the RTL fabric",
+        "# The RipTide peer suite on the RTL fabric" + (" with the shared memory" if shared else ""),
         "",
         f"Every case of the ten suite graphs lowered onto `{settings['fabric']}` ({settings['rows']}x"
-        f"{settings['cols']} pe tiles, queue depth {settings['queue_depth']}, "
-        f"{settings['pe_mem_depth']}-word banks) and run in one simulation of the Verilated fabric "
+        f"{settings['cols']} pe tiles, queue depth {settings['queue_depth']}, {memory}) and run in one "
+        f"simulation of the Verilated fabric "
         f"(stall profile {settings['profile']}, seed {settings['seed']}; git {settings['git_revision']}). "
         f"Steps: the suite's idealised step count. "
         f"Model: the Ripple golden model's cycles at the fabric's queue depth. RTL: the fabric's cycle "
-        f"counter from START to done, including the image load (image words arrive at most one per cycle).",
+        f"counter from START to done, including {loaded}.",
         "",
         "## Per graph (min / max over cases)",
         "",
@@ -97,6 +119,8 @@ def markdown(report: dict) -> str:
     for kernel in KERNELS:
         for variant in VARIANTS:
             group = [row for row in rows if row["kernel"] == kernel and row["variant"] == variant]
+            if not group:
+                continue
             ratios = [row["rtl_cycles"] / row["reference_steps"] for row in group]
             lines.append(f"| {kernel} ({'STREAM' if variant == 'stream' else 'no STREAM'}) | "
                          f"{sum(row['passed'] for row in group)} / {len(group)} | "
@@ -105,6 +129,15 @@ def markdown(report: dict) -> str:
                          f"{_span([r['rtl_cycles'] for r in group])} | "
                          f"{_span([r['image_words'] for r in group])} | "
                          f"{min(ratios):.1f} / {max(ratios):.1f} |")
+    for row in (row for row in rows if row["kernel"] not in KERNELS):
+        lines += ["", f"## {row['kernel']} at {BFS_VERTICES} vertices (out-degree {BFS_DEGREE // 2} to "
+                      f"{BFS_DEGREE * 3 // 2})", "",
+                  f"{'Passed' if row['passed'] else 'FAILED'}: the queue and visited arrays read back equal "
+                  f"Python's BFS, and every PE fired as often as in the golden model. {row['pe_tiles']} pe "
+                  f"tiles, {row['firings']} firings, {row['image_words']} image words; RTL "
+                  f"{row['rtl_cycles']} cycles from START to done against the golden model's "
+                  f"{row['model_cycles']}."]
+    rows = [row for row in rows if row["kernel"] in KERNELS]
     lines += ["", "## Every case", "",
               "| graph | case | origin | passed | steps | model cycles | RTL cycles | image words "
               "| pe tiles |",
@@ -117,9 +150,13 @@ def markdown(report: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main() -> int:
-    report = measure()
-    figures, table = write_results(RESULTS, "ripple_suite", report, markdown(report), indent=1)
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.ripple_suite", description=__doc__.split("\n")[0])
+    parser.add_argument("--fabric", type=Path, default=RIPPLE_FABRIC, help="fabric description")
+    parser.add_argument("--name", default="ripple_suite", help="results file name (bench/results/NAME.*)")
+    args = parser.parse_args(argv)
+    report = measure(fabric=args.fabric)
+    figures, table = write_results(RESULTS, args.name, report, markdown(report), indent=1)
     failed = [row for row in report["runs"] if not row["passed"]]
     print(markdown(report).split("## Every case")[0])
     for row in failed:
