@@ -42,18 +42,36 @@ SHARED = shared_fabric(5, 6)
 SMALL_SHARED = parse_fabric(SMALL_PE_FABRIC, "3x4 pe test fabric")     # the tier tests' fabric: one build
 
 
-def gather_program():
-    """sum of A[i] for i < n, each LOAD's base computed: ``A + i`` (an ADD of the pointer and the
-    index) with offset 0, the shape RipTide-compiled code has after a GEP."""
-    b = Builder("gather")
+def _sum_program(name: str, computed_base: bool):
+    """sum of A[i] for i < n to the host port ``total``; the LOAD's base is the array's pointer,
+    or with ``computed_base`` ``A + i`` (an ADD of the pointer and the index) with offset 0, the
+    shape RipTide-compiled code has after a GEP."""
+    b = Builder(name)
     index, flag = b.stream(b.const(0), b.scalar("n", hold=False), b.const(1), cmp="SLT", pred=False,
                            name="loop")
-    value = b.load(b.add(b.array("A"), index, name="address"), b.hold(0), name="fetch")
+    if computed_base:
+        value = b.load(b.add(b.array("A"), index, name="address"), b.hold(0), name="fetch")
+    else:
+        value = b.load(b.array("A"), index, name="fetch")
     acc_next = b.wire("acc_next")
     acc = b.carry(flag, b.const(0), acc_next, pred=False, name="acc")
     acc_next.bind(b.add(b.steer(flag, acc, pred=False, name="running"), value, name="sum"))
     b.sink("total", b.steer(flag, acc, pred=True, name="exit"))
     return b.build()
+
+
+def gather_program():
+    return _sum_program("gather", computed_base=True)
+
+
+def check_on_fabric_model(label: str, lowering, spec, seed: int):
+    """Compile ``lowering`` for ``spec``, run it on the golden fabric model and check outputs,
+    firings and the words read back against the case."""
+    compiled = compile_lowering(lowering, spec, seed=seed)
+    model = FabricModel(spec)
+    result = model.run(compiled.image, lowering.program.host_inputs)
+    assert result.done, label
+    _check(label, lowering, compiled, result.outputs, result.firings, model_register_reads(model, compiled))
 
 
 def gather_case(values):
@@ -84,17 +102,9 @@ def double_in_place_case(values):
 
 
 def sum_program():
-    """sum of A[i] for i < n with the array's pointer as the LOAD's base: the shape private banks
-    serve, as long as the array fits one."""
-    b = Builder("sum")
-    index, flag = b.stream(b.const(0), b.scalar("n", hold=False), b.const(1), cmp="SLT", pred=False,
-                           name="loop")
-    value = b.load(b.array("A"), index, name="fetch")
-    acc_next = b.wire("acc_next")
-    acc = b.carry(flag, b.const(0), acc_next, pred=False, name="acc")
-    acc_next.bind(b.add(b.steer(flag, acc, pred=False, name="running"), value, name="sum"))
-    b.sink("total", b.steer(flag, acc, pred=True, name="exit"))
-    return b.build()
+    """The same sum with the array's pointer as its base: the shape private banks serve, as long
+    as the array fits one."""
+    return _sum_program("sum", computed_base=False)
 
 
 COMPUTED_BASE = r"its base is address.o0; on pe tiles a LOAD's base must be an array's pointer argument"
@@ -121,12 +131,7 @@ def test_the_shared_memory_shapes_private_banks_refuse():
         with pytest.raises(LoweringError, match=refusal):
             lower_graph(graph, case, PRIVATE)
         lowering = lower_graph(graph, case, SHARED, name=label.replace(" ", "_"))
-        compiled = compile_lowering(lowering, SHARED, seed=seed)
-        model = FabricModel(SHARED)
-        result = model.run(compiled.image, lowering.program.host_inputs)
-        assert result.done, label
-        _check(label, lowering, compiled, result.outputs, result.firings,
-               model_register_reads(model, compiled))
+        check_on_fabric_model(label, lowering, SHARED, seed)
 
 
 def test_arrays_that_do_not_fit_the_shared_memory_are_refused_naming_the_size():
@@ -158,12 +163,7 @@ def test_the_suite_on_the_shared_memory_golden_model():
         except LoweringError as error:
             assert "needs a pe tile's private bank" in str(error), label
             continue
-        compiled = compile_lowering(lowering, SHARED, seed=seed)
-        model = FabricModel(SHARED)
-        result = model.run(compiled.image, lowering.program.host_inputs)
-        assert result.done, label
-        _check(label, lowering, compiled, result.outputs, result.firings,
-               model_register_reads(model, compiled))
+        check_on_fabric_model(label, lowering, SHARED, seed)
         checked += 1
     assert checked >= 40, f"only {checked} cases with LOADs or STOREs ran"
 
