@@ -13,7 +13,8 @@ __all__ = ["PeOp", "SlotKind", "StreamCmp", "PE_CONFIG", "PE_OPS", "PeUop", "WID
            "REG_CONFIG", "REG_CONST", "REG_STATUS", "REG_ORIGIN", "REG_FAULT", "REG_PAGE", "MEM_WINDOW",
            "WINDOW_WORDS", "MAX_MEM_DEPTH", "STATUS_FAULT", "MEMORY_OPS", "RIPPLE_OPS", "BANK_OPS",
            "REG_QUEUE_DEPTH", "REG_SPILL_WRITES", "REG_SPILL_READS", "REG_LOCKS", "LOCK_ENTRIES",
-           "SPILL_COUNTER_BITS", "check_mem_depth", "check_shared_words", "pe_config_word", "decode_config"]
+           "SPILL_COUNTER_BITS", "SHARED_LOCK_OPS", "check_mem_depth", "check_shared_words", "pe_config_word",
+           "decode_config"]
 
 WIDTH = 32
 N_SLOTS = 3
@@ -30,7 +31,9 @@ WINDOW_WORDS = 0x0800
 MAX_MEM_DEPTH = 4096
 STATUS_FAULT = 1 << 4   # status bit: a LOAD or STORE address was out of range
 MEMORY_OPS = ("LOAD", "STORE")
-RIPPLE_OPS = ("QUEUE", "ARB", "TASK", "LOCK", "LDST")   # Ripple's additions and the shared array
+# ACQUIRE and RELEASE as PEs of their own: one site each, on the shared memory's directory
+SHARED_LOCK_OPS = ("ACQUIRE", "RELEASE")
+RIPPLE_OPS = ("QUEUE", "ARB", "TASK", "LOCK", "LDST") + SHARED_LOCK_OPS   # Ripple's additions
 BANK_OPS = ("LOAD", "STORE", "QUEUE", "LOCK", "LDST")   # only a PE with a bank runs these
 REG_QUEUE_DEPTH = 8     # QUEUE: the queue's depth D
 REG_SPILL_WRITES = 9    # QUEUE (read only): words enqueued while D or more stay queued after the dequeue
@@ -76,6 +79,8 @@ class PeOp(enum.Enum, shape=6):
     TASK = 31       # task dispatch (ind: pred)
     LOCK = 32       # the atomic directory: one ACQUIRE and one RELEASE site; only with a bank
     LDST = 33       # a LOAD and a STORE on one array, in one PE; only with a bank
+    ACQUIRE = 34    # one ACQUIRE site on the shared memory's directory; only with shared_words
+    RELEASE = 35    # one RELEASE site on the shared memory's directory; only with shared_words
 
 
 class SlotKind(enum.Enum, shape=2):

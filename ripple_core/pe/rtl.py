@@ -168,6 +168,8 @@ class RipplePE(wiring.Component):
         bank = directory = shared = None
         if self._shared_words:
             shared = self._elaborate_shared_request(m, config, v, fire, fault)
+        locks = self._elaborate_shared_locks(m, config, h, v, fire, fault, enabled, shared) \
+            if ripple and self._shared_words else None
         if self._mem_depth:
             bank = self._elaborate_bank(m, config, v, fire, fault, second_site, fronts[0][0], enabled, extras)
         if extras:
@@ -315,6 +317,13 @@ class RipplePE(wiring.Component):
                 for code in (PeOp.LOAD, PeOp.STORE):
                     with m.Case(code):
                         m.d.comb += [rule.eq(h[0] & h[1] & h[2] & shared.request_free), take.eq(0b111)]
+                if locks is not None:
+                    # ACQUIRE fires on a "granted" answer (its tokens waited in their slots);
+                    # RELEASE fires as it issues, its done token follows the answer.
+                    with m.Case(PeOp.ACQUIRE):
+                        m.d.comb += [rule.eq(locks.granted), take.eq(0b111), emit.eq(0b01), out[0].eq(v[0])]
+                    with m.Case(PeOp.RELEASE):
+                        m.d.comb += [rule.eq(h[0] & h[1] & h[2] & ~locks.waiting), take.eq(0b111)]
             if self._mem_depth:
                 # LOAD (base, offset, sync) and STORE (base, offset, value); a LOAD without a
                 # sync slot has a hold slot 2. The config bus wins the bank: neither fires while
@@ -346,6 +355,8 @@ class RipplePE(wiring.Component):
         disarm = Cat(*(taken[k] & (config.slots[k] == SlotKind.CONST) for k in range(N_SLOTS)))
 
         answers = self._elaborate_shared_answers(m, config, room) if shared is not None else None
+        if locks is not None:
+            self._elaborate_shared_lock_answers(m, config, fire, locks, answers)
         for p in range(N_PORTS):
             if p == 0 and self._mem_depth:
                 continue
@@ -364,7 +375,7 @@ class RipplePE(wiring.Component):
             holding = holding | bank.reading | bank.caught_valid
         if shared is not None:
             outstanding = Signal(range(16), name="outstanding")     # bounded by the memory's credits + 1
-            issued = fire & shared.is_access
+            issued = (fire & shared.is_access) | (locks.issue if locks is not None else 0)
             m.d.sync += outstanding.eq(outstanding + issued - answers.taken)
             holding = holding | (outstanding != 0) | issued
         m.d.comb += self.holding.eq(holding)
@@ -545,6 +556,49 @@ class RipplePE(wiring.Component):
         writes = [taken & ~config.drop[0], taken & ~is_store & ~config.drop[1]]
         values = [Mux(is_store, 1, answer.payload.data), 1]
         return SimpleNamespace(taken=taken, writes=writes, values=values)
+
+    def _elaborate_shared_locks(self, m, config, h, v, fire, fault, enabled, shared) -> SimpleNamespace:
+        """ACQUIRE and RELEASE on the shared memory's directory, one site per PE.
+
+        The answer carries no address, so a PE has one lock request in flight at a time
+        (``waiting``) and keeps its address. ACQUIRE asks while its tokens sit in their slots and
+        fires only on "granted"; on "busy" it asks again, so nothing waits inside the memory. An
+        address outside the memory faults and fires, so a program error never hangs. RELEASE
+        fires as it asks; the memory answering "not held" is a program error: the fault register
+        gets the address. A later request block than the LOAD/STORE one, so it wins the register
+        (a PE is one operator, so the two never load it in one cycle).
+        """
+        request, answer = self.mem_req, self.mem_resp
+        op = config.op
+        is_acquire, is_release = op == PeOp.ACQUIRE, op == PeOp.RELEASE
+        waiting = Signal(name="lock_waiting")
+        address = Signal(WIDTH, name="lock_address")
+        issue = Signal(name="lock_issue")
+        acquire_issue = is_acquire & enabled & h[0] & h[1] & h[2] & ~waiting
+        m.d.comb += issue.eq(acquire_issue | (fire & is_release))
+        with m.If(issue):
+            m.d.sync += [request.valid.eq(1), request.payload.addr.eq(v[0]),
+                         request.payload.op.eq(Mux(is_release, MemoryOp.RELEASE, MemoryOp.ACQUIRE)),
+                         request.payload.data.eq(0), request.payload.meta.eq(is_release),
+                         waiting.eq(1), address.eq(v[0])]
+            with m.If((v[0] >= self._shared_words) & ~fault):
+                m.d.sync += [fault.eq(1), shared.fault_address.eq(v[0])]
+        answered = answer.valid & answer.ready & waiting & (is_acquire | is_release)
+        with m.If(answered):
+            m.d.sync += waiting.eq(0)
+            with m.If(is_release & ~answer.payload.data[0] & ~answer.payload.fault & ~fault):
+                m.d.sync += [fault.eq(1), shared.fault_address.eq(address)]
+        granted = Signal(name="lock_granted")
+        m.d.comb += granted.eq(is_acquire & waiting & answer.valid
+                               & (answer.payload.data[0] | answer.payload.fault))
+        return SimpleNamespace(issue=issue, waiting=waiting, granted=granted, is_acquire=is_acquire)
+
+    def _elaborate_shared_lock_answers(self, m, config, fire, locks, answers):
+        """An ACQUIRE's answer fills no output register: "busy" is taken at once (the PE asks
+        again), "granted" in the cycle the ACQUIRE fires. A RELEASE's answer is a STORE's."""
+        with m.If(locks.is_acquire):
+            m.d.comb += self.mem_resp.ready.eq(~locks.granted | fire)
+        answers.writes = [write & ~locks.is_acquire for write in answers.writes]
 
     def _elaborate_directory(self, m, config, v, fire, fault, second_site, fault_address) -> SimpleNamespace:
         """LOCK's atomic directory: :data:`LOCK_ENTRIES` held addresses. An acquire (slot 0) may
