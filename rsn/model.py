@@ -96,8 +96,8 @@ class FabricModel:
             BankedMemoryModel(memory.words, memory.banks, memory.lock_entries)
         self.memory_pointer = 0
         self.tiles = {tile: _Tile(spec, tile) for tile in spec.all_tiles()}
-        for tile in spec.memory_tiles():         # their LOADs and STOREs reach the one memory
-            self.tiles[tile].fu.share_memory(self.memory.data)
+        for tile in spec.memory_tiles():         # their LOADs, STOREs and atomics reach the one memory
+            self.tiles[tile].fu.share_memory(self.memory.data, directory=self.memory)
         self.host_in: dict[str, Channel] = {}
         self.host_out: dict[str, Channel] = {}
         self._wire()

@@ -3,6 +3,8 @@ while micro-ops grant firings."""
 
 from collections import deque
 
+from hw.banked_memory import MemoryOp
+from hw.golden import BankedMemoryModel
 from hw.params import ParameterError
 from ripple_core.ops import LOAD_VALUE, make_operator, wrap
 from rsn.channels import Channel, UnitModel
@@ -23,6 +25,7 @@ from .config import (
     REG_SPILL_WRITES,
     REG_STATUS,
     RIPPLE_OPS,
+    SHARED_LOCK_OPS,
     SPILL_COUNTER_BITS,
     WIDTH,
     WINDOW_WORDS,
@@ -60,7 +63,10 @@ class PeModel(UnitModel):
     With ``shared_words`` instead of a bank, LOAD and STORE reach flat address ``base + offset``
     of a memory shared with other units: a list of that many words, the model's own until
     :meth:`share_memory` hands it the fabric's (the fabric model does, for every unit with a
-    memory port). An address outside it raises :class:`PeMemoryError`.
+    memory port). An address outside it raises :class:`PeMemoryError`. ACQUIRE and RELEASE
+    ask that memory's atomic directory (a :class:`hw.golden.BankedMemoryModel`, which the fabric
+    model shares alike; the model's own until then): ACQUIRE fires when it is granted, RELEASE
+    of an address nobody holds raises :class:`PeMemoryError`.
     """
 
     KIND, COUNT_FIELD = "pe", "firings"
@@ -75,6 +81,7 @@ class PeModel(UnitModel):
         self.shared_words = check_shared_words("PeModel", shared_words)
         self.name = name
         self.memory = [0] * (mem_depth or shared_words)
+        self.directory: BankedMemoryModel | None = None     # ACQUIRE/RELEASE: made or shared on use
         self.origin, self.page, self.queue_depth = 0, 0, 0
         self.word, self.constants, self.armed = 0, [0] * N_SLOTS, [False] * N_SLOTS
         self.left = 0
@@ -90,10 +97,14 @@ class PeModel(UnitModel):
             reach = (f"{op} needs a private bank; with the shared memory a pe tile runs LOAD and STORE"
                      if self.shared_words else "this PE has no memory bank (mem_depth=0)")
             raise PeMemoryError(f"{self.name}: configured as {op}, but {reach}")
+        if op in SHARED_LOCK_OPS and not self.shared_words:
+            raise PeMemoryError(f"{self.name}: configured as {op}, which asks the shared memory's atomic "
+                                f"directory, but this PE has no port to a shared memory (shared_words=0); "
+                                f"with private banks LOCK serves one ACQUIRE and one RELEASE site")
         self.armed = [False] * N_SLOTS
         self.ring, self.spill_writes, self.spill_reads = deque(), 0, 0
         self.locks: set[int] = set()
-        self.operator = None if op in ("QUEUE", "LOCK", "LDST") else \
+        self.operator = None if op in ("QUEUE", "LOCK", "LDST") + SHARED_LOCK_OPS else \
             make_operator(_Node(self.name, op, self.config))
 
     def _first_state(self) -> bool:
@@ -147,12 +158,15 @@ class PeModel(UnitModel):
             return self.memory[word]
         return 0
 
-    def share_memory(self, memory: list[int]):
-        """Reach ``memory`` (the fabric's shared words, a list other units hold too)."""
+    def share_memory(self, memory: list[int], directory: BankedMemoryModel | None = None):
+        """Reach ``memory`` (the fabric's shared words, a list other units hold too) and, for
+        ACQUIRE and RELEASE, the atomic ``directory`` of that memory, shared alike."""
         if len(memory) != self.shared_words:
             raise ParameterError(f"{self.name}: the shared memory has {len(memory)} words, but this PE "
                                  f"was built for shared_words={self.shared_words}")
         self.memory = memory
+        if directory is not None:
+            self.directory = directory
 
     def _bank_word(self, address: int) -> int:
         """The bank word holding flat ``address``; raise :class:`PeMemoryError` if none does."""
@@ -182,7 +196,7 @@ class PeModel(UnitModel):
             self.current = None
             return True
         op = self.config["op"]
-        if op in ("QUEUE", "LOCK", "LDST"):
+        if op in ("QUEUE", "LOCK", "LDST") + SHARED_LOCK_OPS:
             return getattr(self, f"_step_{op.lower()}")(inputs, outputs)
         model = self
 
@@ -306,3 +320,34 @@ class PeModel(UnitModel):
             raise PeMemoryError(f"{self.name}: LDST's {site} of word {offset}, outside the memory bank "
                                 f"(words 0..{self.mem_depth - 1}; flat address {self.origin + offset})")
         return offset
+
+    def _shared_lock(self, inputs, outputs, request) -> tuple[int, int] | None:
+        """ACQUIRE or RELEASE on the shared directory: None if a slot is empty or port 0 has no
+        room, else the address (checked against the memory) and the directory's answer."""
+        if not all(self._has(inputs, slot) for slot in range(N_SLOTS)):
+            return None
+        if 0 not in self.config["drop"] and not outputs[0].can_push():
+            return None
+        address = self._peek(inputs, 0)
+        self._bank_word(address)
+        if self.directory is None:          # a PE on its own: a directory of its own
+            self.directory = BankedMemoryModel(self.shared_words, 1, LOCK_ENTRIES)
+        return address, self.directory.request(request, address)[0]
+
+    def _step_acquire(self, inputs, outputs) -> bool:
+        asked = self._shared_lock(inputs, outputs, MemoryOp.ACQUIRE)
+        if asked is None or not asked[1]:
+            return False                    # busy: the RTL asks again, the tokens stay
+        self._take(inputs, range(N_SLOTS))
+        self._emit(outputs, 0, asked[0])
+        return self._fired()
+
+    def _step_release(self, inputs, outputs) -> bool:
+        asked = self._shared_lock(inputs, outputs, MemoryOp.RELEASE)
+        if asked is None:
+            return False
+        if not asked[1]:
+            raise PeMemoryError(f"{self.name}: RELEASE of address {asked[0]}, which no ACQUIRE holds")
+        self._take(inputs, range(N_SLOTS))
+        self._emit(outputs, 0, 1)
+        return self._fired()
