@@ -246,6 +246,8 @@ def _node_unit(graph: Graph, node, array: str | None) -> Unit:
         unit.pred = node.attrs["ind"]
     elif node.op == "LOAD" and n_in == 2:
         unit.fill = {2: HOLD_ZERO}      # no sync: a hold slot is always present, never taken
+    elif node.op in pe_kind.SHARED_LOCK_OPS:  # a site of its own on the shared memory's directory
+        unit.fill = {k: HOLD_ZERO for k in range(n_in, N_SLOTS)}
     return unit
 
 
@@ -256,13 +258,12 @@ def check_lowerable(graph: Graph, *, shared_memory: bool = False) -> dict[str, U
     if shared_memory:
         units = {node.name: _node_unit(graph, node, None)
                  for node in graph.nodes.values() if node.op != "SINK"}
-        needs_bank = [node for node in graph.nodes.values()
-                      if node.op in ("QUEUE", "ACQUIRE", "RELEASE")]
+        needs_bank = [node for node in graph.nodes.values() if node.op == "QUEUE"]
         if needs_bank:
             node = needs_bank[0]
             raise LoweringError(f"{_where(graph, node)}: {node.op} needs a pe tile's private bank (its "
-                                f"ring or atomic directory), which a fabric with a [memory] table does not "
-                                f"have yet; run it on a fabric with [pe] mem_depth instead")
+                                f"ring), which a fabric with a [memory] table does not have yet; run it on "
+                                f"a fabric with [pe] mem_depth instead")
     else:
         units = _units(graph, memory_nodes(graph))
     cycles = graph.unspilled_task_cycles()
@@ -463,7 +464,8 @@ def lower_graph(graph: Graph, case: dict, spec, *, name: str | None = None,
             array_problems.append(f"array {array}: the case expects it to change, but no STORE writes it "
                                   f"in this case, so it keeps its initial contents")
     for unit in units.values():
-        memory_unit = unit.array is not None or (shared and unit.op in ("LOAD", "STORE"))
+        memory_unit = unit.array is not None or \
+            (shared and unit.op in pe_kind.MEMORY_OPS + pe_kind.SHARED_LOCK_OPS)
         if not firings[unit.name] or (not memory_unit and unit.op not in ("LOCK", "QUEUE")):
             continue
         reads[unit.name], expected_reads[unit.name] = [(REG_STATUS, None)], [statuses[unit.name]]
@@ -551,6 +553,11 @@ def _check_shared_memory(graph: Graph, case: dict, spec) -> dict[str, tuple[int,
                                 f"{spec.memory.words} words; "
                                 f"the case's arrays need {total}, so raise [memory] words to at least "
                                 f"{1 << max(1, (total - 1).bit_length())}")
+    atomics = [node for node in graph.nodes.values() if node.op in pe_kind.SHARED_LOCK_OPS]
+    if atomics and not spec.memory.lock_entries:
+        raise LoweringError(f"{_where(graph, atomics[0])}: an {atomics[0].op} on a shared memory without an "
+                            f"atomic directory ([memory] lock_entries = 0) would wait for ever; give "
+                            f"[memory] lock_entries of at least 1 in the fabric description")
     return placed
 
 
