@@ -43,12 +43,16 @@ address, so bases may be computed, any number of LOADs and STOREs may touch an a
 arrays may fill the memory. The arrays lie at the case's flat addresses (one after another from
 0, as the golden model lays them out); their initial words are preloaded into the shared memory
 before the START packet, and after the run every array the case expects is read back from it.
-Ripple's QUEUE, LDST and LOCK still need a private bank, so such graphs are refused there.
+Atomics go to the memory's per-bank directory: each ACQUIRE and each RELEASE node is a PE of
+its own (ACQUIRE / RELEASE, not a LOCK), so any number of sites may lock any addresses, and
+each such PE's status is read back for the fault a stray release sets. A memory without a
+directory (``lock_entries`` 0) is refused for atomics. Ripple's QUEUE still needs a private
+bank, so graphs with one are refused there.
 
-Not on the fabric: tuples of more than one value in Ripple's operators, more than one ACQUIRE
-or RELEASE site, and memory shapes private banks cannot serve (a STOREd array accessed by more
-than one LOAD or STORE, a base that is not the array's held pointer argument, a sync slot on a
-STORE or on an LDST's LOAD). A graph that uses one gets a
+Not on the fabric: tuples of more than one value in Ripple's operators, and on private banks
+more than one ACQUIRE or RELEASE site and the memory shapes they cannot serve (a STOREd array
+accessed by more than one LOAD or STORE, a base that is not the array's held pointer argument,
+a sync slot on a STORE or on an LDST's LOAD). A graph that uses one gets a
 :class:`LoweringError` naming the node. A graph too large for the fabric gets the placer's or
 router's error at compile time.
 """

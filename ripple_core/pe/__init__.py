@@ -67,7 +67,11 @@ Architecture
   LOAD after it. Without contention a LOAD's word is offered three cycles after its firing. An
   address at or above ``shared_words`` is a program error: the memory answers a LOAD with 0 and
   writes nothing, and the PE keeps the first such address in the fault register with status
-  bit 4, as with a bank.
+  bit 4, as with a bank. ``ACQUIRE`` and ``RELEASE`` (slot 0 the address, slots 1 and 2 sync
+  or hold, port 0) are one site each on the memory's atomic directory: ACQUIRE fires when the
+  memory grants its address and emits it, asking again while the answer is "busy"; RELEASE
+  fires as it asks and emits its done token 1 with the answer. A release the memory answers
+  "not held" sets the fault bit with the address.
 
 * **Ripple's operators** (docs/ripple.md, "Ripple's operators in hardware"). ``ARB``: a
   round-robin merge of the slots that have a token, from the slot after the last grant (a

@@ -57,10 +57,11 @@ class RipplePE(wiring.Component):
         LOAD and STORE take any flat address ``base + offset`` below ``shared_words``. Not with
         ``mem_depth``.
     ripple_ops : bool
-        Build Ripple's operators (ARB and TASK; with a bank also QUEUE, LDST and LOCK). Without
-        them a PE configured as one never fires. Synthesised for ECP5, the ``pe`` FU with a
-        64-word bank takes 2671 LUTs and 658 FFs with them and 1794 and 474 without; without a
-        bank, 1544 and 1429 LUTs (300 FFs either way).
+        Build Ripple's operators (ARB and TASK; with a bank also QUEUE, LDST and LOCK; with
+        ``shared_words`` also ACQUIRE and RELEASE). Without them a PE configured as one never
+        fires. Synthesised for ECP5, the ``pe`` FU with a 64-word bank takes 2671 LUTs and 658
+        FFs with them and 1794 and 474 without; without a bank, 1544 and 1429 LUTs (300 FFs
+        either way).
 
     Members
     -------
@@ -82,8 +83,8 @@ class RipplePE(wiring.Component):
         A result is in an output register or on its way to one (a LOAD's word being read, a
         request to the shared memory not yet answered).
     mem_req : Out(stream.Signature(request_layout(32, 1)))
-        Only with ``shared_words``: a LOAD's (READ) or STORE's (WRITE) request; ``meta`` is 1
-        for a STORE.
+        Only with ``shared_words``: a LOAD's (READ), STORE's (WRITE), ACQUIRE's or RELEASE's
+        request; ``meta`` is 1 for an answer that is only a done token (STORE, RELEASE).
     mem_resp : In(stream.Signature(response_layout(32, 1)))
         Only with ``shared_words``: the answers, in request order.
     """
