@@ -59,7 +59,7 @@ def test_config_word_layout():
     assert word & 0x3F == PeOp.STREAM.value and (word >> 6) & 1 == 1
     assert pe_config_word("GEP4") == pe_config_word("ADD")
     assert tuple(mode.name for mode in StreamCmp) == STREAM_COMPARES
-    for bad in [dict(op="ACQUIRE"), dict(op="ADD", cmp="LT"), dict(op="ADD", slots=("wire",)),
+    for bad in [dict(op="SINK"), dict(op="ADD", cmp="LT"), dict(op="ADD", slots=("wire",)),
                 dict(op="ADD", drop=(2,))]:
         with pytest.raises(ParameterError, match="RipplePE"):
             pe_config_word(**bad)
