@@ -150,9 +150,9 @@ def test_queues_still_need_private_banks():
 
 @needs_suite
 def test_the_suite_on_the_shared_memory_golden_model():
-    """Every suite case with LOADs or STOREs (and the builder programs that need no queue or
-    atomic) lowered onto the shared memory: arrays preloaded before START and read back after,
-    outputs and firings as the case says."""
+    """Every suite case with LOADs or STOREs (and the builder programs that need no queue, now
+    with their atomics) lowered onto the shared memory: arrays preloaded before START and read
+    back after, outputs and firings as the case says."""
     (seed,) = seeds_for("shared-memory-suite-model", count=1)
     print(f"suite on the shared memory, fabric model, seed={seed}")
     checked = 0
