@@ -9,6 +9,7 @@ A LOAD PE beside the queue reads the memory all the time, so the ring's accesses
 conflicts, and every stream idles or refuses at random under every stall profile.
 """
 
+import copy
 import random
 from collections import deque
 from types import SimpleNamespace
@@ -17,6 +18,8 @@ import pytest
 from amaranth.sim import Simulator
 
 from hw.banked_memory import MemoryOp
+from ripple_core.check import read_problems
+from ripple_core.lower import LoweringError, compile_lowering, lower_graph
 from ripple_core.pe import (
     REG_CONFIG,
     REG_CONST,
@@ -31,9 +34,13 @@ from ripple_core.pe import (
     STATUS_FAULT,
     pe_config_word,
 )
+from ripple_core.programs import serial_case, serial_walk, tree_case, tree_walk
 from rivulet.sim.seeds import seeds_for
 from rivulet.sim.streams import PROFILES, ScoreboardError, SinkDriver, SourceDriver, StreamPort
+from rsn.readout import register_reads, split_register_reads
+from testbench.ripple.test_lower import _check
 from testbench.ripple.test_pe_shared import WORDS, SharedPes, _Stream
+from testbench.ripple.test_shared_memory import SHARED, SMALL_SHARED, check_on_fabric_model, shared_fabric
 
 RING_BASE = 16          # the ring: words 16.. of the 64-word memory; the LOAD PE reads words 0-15
 OPERAND_QUEUE = 2       # RipplePE(2): the token queue in front of slot 0
@@ -236,3 +243,96 @@ def test_a_queue_without_spill_holds_its_depth_using_the_ring_beyond_the_pe(dept
     assert run.registers[REG_STATUS] & STATUS_FAULT == 0
     assert run.registers[REG_SPILL_WRITES] == run.registers[REG_SPILL_READS]
     assert (run.registers[REG_SPILL_WRITES] > 0) == (depth > SHARED_QUEUE_WORDS)
+
+
+# Whole programs: Ripple's task queues spill through the shared memory of a fabric.
+
+def spill_programs():
+    """Ripple's spill-queue programs with their cases (expected results computed in Python by
+    the programs module, never by a model). ripple_bfs needs ACQUIRE and RELEASE, which the
+    shared memory does not serve from a PE yet, so it is not here."""
+    return [("tree_walk 40", tree_walk(40), tree_case(40)),
+            ("tree_walk 63 depth 1", tree_walk(63, depth=1), tree_case(63)),
+            ("serial_walk 30", serial_walk(30), serial_case(30))]
+
+
+def test_spill_programs_on_the_shared_memory_golden_model():
+    """Each program lowers onto a shared memory (rings above the arrays), and the fabric's
+    golden model gives the case's outputs, firings, arrays and a clear status for every queue."""
+    (seed,) = seeds_for("spill-shared-model", count=1)
+    print(f"spill programs on the shared memory's fabric model, seed={seed}")
+    for spec in (SHARED, SMALL_SHARED):
+        for label, graph, case in spill_programs():
+            lowering = lower_graph(graph, case, spec, name=label.replace(" ", "_"))
+            top = max(base + length for base, length in lowering.shared_arrays.values())
+            assert lowering.rings and min(base for base, _ in lowering.rings.values()) >= top, label
+            check_on_fabric_model(label, lowering, spec, seed)
+
+
+def test_a_ring_known_too_small_is_refused_before_generation():
+    """A declared ring below what the golden model's run holds in it, and rings the memory cannot
+    hold above the arrays, are refused naming the queue and the size needed."""
+    graph, case = tree_walk(63, depth=1), tree_case(63)
+    peak = lower_graph(graph, case, SHARED).model.queue_peaks["walk.q"]
+    with pytest.raises(LoweringError, match=r"queue 'walk.q' is given a spill ring of 3 words, but in this "
+                                            rf"case it holds {peak - 1} words beyond the 1 its PE keeps"):
+        lower_graph(graph, case, SHARED, ring_words={"walk.q": 3})
+    small = shared_fabric(5, 6, words=64)
+    too_many = (r"the spill rings need \d+ words of the shared memory \(queue 'walk.q': \d+\) above the "
+                r"arrays, which end at address 63, but the memory holds 64 words; raise \[memory\] words to "
+                r"at least 128")
+    with pytest.raises(LoweringError, match=too_many):
+        lower_graph(graph, case, small)
+    lowering = lower_graph(graph, case, SHARED, ring_words={"walk.q": peak - 1})
+    assert lowering.rings["walk.q"] == (63, peak - 1)
+
+
+def test_a_queue_fault_is_reported_naming_the_queue_and_its_ring():
+    graph, case = tree_walk(40), tree_case(40)
+    lowering = lower_graph(graph, case, SHARED)
+    reads = {name: list(words) for name, words in lowering.program.expected_reads.items()}
+    reads["walk.q"][0] |= STATUS_FAULT
+    base, words = lowering.rings["walk.q"]
+    assert read_problems(lowering, reads) == [
+        f"queue walk.q: fault (status bit 4): its spill ring in the shared memory (addresses {base}.."
+        f"{base + words - 1}, {words} words) ran out, so it held words back; give it a larger ring "
+        f"(lower_graph's ring_words)"]
+
+
+@pytest.mark.verilator
+def test_spill_programs_on_the_rtl_under_every_stall_profile():
+    """The programs on the tier tests' 3x4 fabric with a 512-word shared memory (the same build
+    as the other shared-memory RTL tests), each under every stall profile, in one native
+    simulation; the queues' spill counters are read back too: whatever went to the memory came
+    back, and host back-pressure makes the tree walk's queue spill."""
+    from rivulet.sim.fabric_run import run_many_on_rtl
+
+    (seed,) = seeds_for("spill-shared-rtl", count=1)
+    rng = random.Random(seed)
+    runs = []
+    for label, graph, case in spill_programs()[::2]:
+        lowering = lower_graph(graph, case, SMALL_SHARED, name=label.replace(" ", "_"))
+        for profile in PROFILES:
+            run_seed = rng.randrange(2**31)
+            compiled = compile_lowering(lowering, SMALL_SHARED, seed=run_seed)
+            counted = copy.deepcopy(compiled)           # the same reads, and the spill counters
+            for queue in lowering.rings:
+                counted.program.reads[queue] = counted.program.reads[queue] + \
+                    [(REG_SPILL_WRITES, None), (REG_SPILL_READS, None)]
+            label_run = f"{label} {profile} seed={run_seed}"
+            runs.append((label_run, lowering, compiled, counted, profile, run_seed))
+    print(f"spill programs on the RTL, base seed {seed}: {[run[0] for run in runs]}")
+    results = run_many_on_rtl([run[2] for run in runs], profiles=[run[4] for run in runs],
+                              seeds=[run[5] for run in runs], case="spill-shared-rtl",
+                              extra_reads=[register_reads(run[3]) for run in runs])
+    spilled = {}
+    for (label, lowering, compiled, counted, _, _), result in zip(runs, results, strict=True):
+        reads = split_register_reads(counted, result.extra)
+        for queue in lowering.rings:
+            *reads[queue], writes, refills = reads[queue]
+            assert writes == refills, f"{label}: {queue} spilled {writes} words, {refills} came back"
+            spilled[label] = writes
+        _check(label, lowering, compiled, result.outputs, result.firings, reads)
+    print(f"words spilled: {spilled}")
+    assert any(words for label, words in spilled.items() if label.startswith("tree_walk")), \
+        "no tree walk run spilled: the ring was never used"
