@@ -43,7 +43,14 @@ address, so bases may be computed, any number of LOADs and STOREs may touch an a
 arrays may fill the memory. The arrays lie at the case's flat addresses (one after another from
 0, as the golden model lays them out); their initial words are preloaded into the shared memory
 before the START packet, and after the run every array the case expects is read back from it.
-Ripple's QUEUE, LDST and LOCK still need a private bank, so such graphs are refused there.
+A QUEUE there holds a few words in its PE and the rest in a ring of the shared memory: the rings
+lie above the arrays, and each gets as many words as its queue can ever have spilled in this
+case (the tokens through it, less what its PE holds), or, if the memory is too small for that,
+as many as the golden model's run had spilled at once; a ring that cannot fit, or that the
+caller declares smaller than that, is refused naming the queue. Its base and size are the PE's
+registers 5 and 12, and a ring that runs out at run time shows as the queue's fault, which the
+checker reports by the queue's name. Atomics (ACQUIRE, RELEASE) still need a private bank's
+LOCK, so such graphs are refused there.
 
 Not on the fabric: tuples of more than one value in Ripple's operators, more than one ACQUIRE
 or RELEASE site, and memory shapes private banks cannot serve (a STOREd array accessed by more
@@ -111,7 +118,7 @@ class Unit:
 
     ``slots``: (node, slot) -> PE slot; ``ports``: (node, port) -> PE port; ``fill``: PE slot ->
     (kind, constant) for a PE slot no node input feeds; ``registers``: extra configuration
-    registers (a QUEUE's depth)."""
+    registers (a QUEUE's depth, and on a shared memory its ring's base and size)."""
     name: str
     op: str
     nodes: tuple[str, ...]
