@@ -140,7 +140,7 @@ def test_arrays_that_do_not_fit_the_shared_memory_are_refused_naming_the_size():
         lower_graph(gather_program(), gather_case([1] * 2000), SHARED)
 
 
-def test_queues_and_atomics_still_need_private_banks():
+def test_atomics_still_need_private_banks():
     b = Builder("lock_only")
     b.sink("held", b.acquire(b.scalar("x", hold=False), name="take"))
     with pytest.raises(LoweringError, match=r"ACQUIRE needs a pe tile's private bank"):

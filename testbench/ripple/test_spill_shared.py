@@ -32,11 +32,13 @@ from ripple_core.pe import (
     REG_STATUS,
     SHARED_QUEUE_WORDS,
     STATUS_FAULT,
+    PeModel,
     pe_config_word,
 )
 from ripple_core.programs import serial_case, serial_walk, tree_case, tree_walk
 from rivulet.sim.seeds import seeds_for
 from rivulet.sim.streams import PROFILES, ScoreboardError, SinkDriver, SourceDriver, StreamPort
+from rsn.channels import Channel
 from rsn.readout import register_reads, split_register_reads
 from testbench.ripple.test_lower import _check
 from testbench.ripple.test_pe_shared import WORDS, SharedPes, _Stream
@@ -336,3 +338,54 @@ def test_spill_programs_on_the_rtl_under_every_stall_profile():
     print(f"words spilled: {spilled}")
     assert any(words for label, words in spilled.items() if label.startswith("tree_walk")), \
         "no tree walk run spilled: the ring was never used"
+
+
+def run_queue_model(tokens, *, spill, depth, ring_words, hold_steps, rng):
+    """The golden model's QUEUE (PeModel with shared_words) fed ``tokens`` one step at a time,
+    its output taken by a sink that refuses for ``hold_steps`` steps and then at random."""
+    model = PeModel(shared_words=WORDS, name="walk.q")
+    for addr, value in [(REG_CONFIG, pe_config_word("QUEUE", pred=spill, drop=(1,))),
+                        (REG_QUEUE_DEPTH, depth), (REG_ORIGIN, RING_BASE), (REG_RING_WORDS, ring_words)]:
+        model.write_word(addr, value)
+    model.load([{"firings": len(tokens), "last": 1}])
+    inputs = [Channel(f"i{k}", 1) for k in range(3)]
+    outputs = [Channel(f"o{k}", 1) for k in range(2)]
+    words, pending, accepted_while_held = [], deque(tokens), None
+    for step in range(100 * len(tokens)):
+        if pending and inputs[0].can_push():
+            inputs[0].push(pending.popleft())
+        model.step(inputs, outputs)
+        if step == hold_steps:
+            accepted_while_held = len(tokens) - len(pending) - inputs[0].can_pop()
+        if step > hold_steps and outputs[0].can_pop() and rng.random() < 0.5:
+            words.append(outputs[0].pop())
+        if len(words) == len(tokens):
+            break
+    return SimpleNamespace(words=words, accepted_while_held=accepted_while_held,
+                           registers={addr: model.read_word(addr)
+                                      for addr in (REG_STATUS, REG_FAULT, REG_SPILL_WRITES, REG_SPILL_READS)})
+
+
+@pytest.mark.parametrize("spill, depth, ring_words",
+                         [(True, 2, 40), (True, 2, 5), (False, 9, 9), (False, 3, 3)])
+def test_the_golden_model_queue_keeps_the_same_buffer_and_ring(spill, depth, ring_words):
+    """PeModel with shared_words, alone: FIFO order through its ring, the words it holds while
+    its output is refused (its buffer and its ring, as the RTL's), the spill counters and the
+    ring-full fault with the address past the ring."""
+    (seed,) = seeds_for(f"spill-shared-model-queue:{spill}:{depth}:{ring_words}", count=1)
+    print(f"golden model queue spill={spill} depth={depth} ring={ring_words} seed={seed}")
+    rng = random.Random(seed)
+    tokens = [rng.getrandbits(32) for _ in range(30)]
+    run = run_queue_model(tokens, spill=spill, depth=depth, ring_words=ring_words, hold_steps=200, rng=rng)
+    assert run.words == fifo_order(tokens)
+    in_pe = min(depth, SHARED_QUEUE_WORDS)
+    registers = run.registers
+    if spill and ring_words < len(tokens):
+        assert run.accepted_while_held == 1 + in_pe + ring_words     # the output channel, buffer, ring
+        assert registers[REG_STATUS] & STATUS_FAULT and registers[REG_FAULT] == RING_BASE + ring_words
+    else:
+        assert registers[REG_STATUS] & STATUS_FAULT == 0
+        assert run.accepted_while_held == (len(tokens) if spill else 1 + depth)
+    assert registers[REG_SPILL_WRITES] == registers[REG_SPILL_READS]
+    assert registers[REG_SPILL_WRITES] > 0 if spill or depth > SHARED_QUEUE_WORDS else \
+        registers[REG_SPILL_WRITES] == 0
