@@ -57,6 +57,11 @@ def read_problems(lowering, reads: dict) -> list[str]:
             if node in lowering.arrays:
                 problems.append(f"{node} ({lowering.arrays[node]}): memory fault (status bit 4): a LOAD or "
                                 f"STORE address fell outside its bank")
+            elif node in lowering.rings:
+                base, size = lowering.rings[node]
+                problems.append(f"queue {node}: fault (status bit 4): its spill ring in the shared memory "
+                                f"(addresses {base}..{base + size - 1}, {size} words) ran out, so it held "
+                                f"words back; give it a larger ring (lower_graph's ring_words)")
             else:
                 problems.append(f"{node}: fault (status bit 4): a RELEASE of an address no ACQUIRE held")
         elif status != wanted[0]:

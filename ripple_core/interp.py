@@ -51,14 +51,14 @@ class RunawayError(RuntimeError):
 
 class _Slot:
     __slots__ = ("q", "capacity", "spill", "hold", "reserved", "popped", "owner", "index", "producer",
-                 "machine")
+                 "machine", "peak")
 
     def __init__(self, machine, owner, index, source, depth):
         self.machine, self.owner, self.index = machine, owner, index
         self.q = deque()
         self.capacity = source.depth if source.depth is not None else depth
         self.spill, self.hold = source.spill, source.hold
-        self.reserved = self.popped = 0
+        self.reserved = self.popped = self.peak = 0
         self.producer = None
 
     def room(self) -> bool:
@@ -69,6 +69,7 @@ class _Slot:
         if self.spill and self.capacity is not None and len(self.q) >= self.capacity:
             self.machine.spill_writes += 1
         self.q.append(value)
+        self.peak = max(self.peak, len(self.q))
 
     def take(self):
         if self.hold:
@@ -103,6 +104,7 @@ class Result:
     mem_writes: int = 0
     control_firings: int = 0
     max_locks_held: int = 0
+    queue_peaks: dict = field(default_factory=dict)  # QUEUE node -> most tokens its slot 0 held at once
     firings_by_node: dict = field(default_factory=dict)
     arrays: dict = field(default_factory=dict)       # array name -> final contents
     outputs: dict = field(default_factory=dict)      # SINK name -> tokens received
@@ -315,6 +317,8 @@ class _Machine:
         result.firings = sum(result.firings_by_node.values())
         result.control_firings = sum(n for k, n in enumerate(firings) if self.nodes[k].op in CONTROL_OPS)
         result.spill_writes, result.spill_reads = self.spill_writes, self.spill_reads
+        result.queue_peaks = {node.name: self.slots[k][0].peak for k, node in enumerate(self.nodes)
+                              if node.op == "QUEUE"}
         result.arrays = {name: [self.memory.get(base + i, 0) for i in range(size)]
                          for name, (base, size) in self.placed.items()}
         for k, node in enumerate(self.nodes):

@@ -46,8 +46,13 @@ before the START packet, and after the run every array the case expects is read 
 Atomics go to the memory's per-bank directory: each ACQUIRE and each RELEASE node is a PE of
 its own (ACQUIRE / RELEASE, not a LOCK), so any number of sites may lock any addresses, and
 each such PE's status is read back for the fault a stray release sets. A memory without a
-directory (``lock_entries`` 0) is refused for atomics. Ripple's QUEUE still needs a private
-bank, so graphs with one are refused there.
+directory (``lock_entries`` 0) is refused for atomics. A QUEUE there holds a few words in its
+PE and the rest in a ring of the shared memory: the rings lie above the arrays, and each gets
+as many words as its queue can ever have spilled in this case (the tokens through it, less what
+its PE holds), or, if the memory is too small for that, as many as the golden model's run had
+spilled at once; a ring that cannot fit, or that the caller declares smaller than that, is
+refused naming the queue. Its base and size are the PE's registers 5 and 12, and a ring that
+runs out at run time shows as the queue's fault, which the checker reports by the queue's name.
 
 Not on the fabric: tuples of more than one value in Ripple's operators, and on private banks
 more than one ACQUIRE or RELEASE site and the memory shapes they cannot serve (a STOREd array
@@ -92,7 +97,8 @@ class RippleLowering:
     golden model's run (its cycles are a reference for timing, not a promise). ``arrays``: memory
     unit -> the array its bank holds. ``shared_arrays``: on a fabric with a shared memory, the
     arrays read back from it after the run, in order, with their (base, length). ``units``:
-    unit -> its operator nodes. The program's
+    unit -> its operator nodes. ``rings``: on a shared memory, QUEUE unit -> its ring's (base,
+    words). The program's
     ``reads`` per checked unit are its status register, then (units that store) every word of
     its array; ``expected_reads`` hold the status with the fault bit clear and the case's ``expect``.
     """
@@ -105,6 +111,7 @@ class RippleLowering:
     arrays: dict[str, str] = field(default_factory=dict)
     units: dict[str, tuple[str, ...]] = field(default_factory=dict)
     shared_arrays: dict[str, tuple[int, int]] = field(default_factory=dict)
+    rings: dict[str, tuple[int, int]] = field(default_factory=dict)
 
 
 @dataclass
@@ -113,7 +120,7 @@ class Unit:
 
     ``slots``: (node, slot) -> PE slot; ``ports``: (node, port) -> PE port; ``fill``: PE slot ->
     (kind, constant) for a PE slot no node input feeds; ``registers``: extra configuration
-    registers (a QUEUE's depth)."""
+    registers (a QUEUE's depth, and on a shared memory its ring's base and size)."""
     name: str
     op: str
     nodes: tuple[str, ...]
@@ -262,12 +269,6 @@ def check_lowerable(graph: Graph, *, shared_memory: bool = False) -> dict[str, U
     if shared_memory:
         units = {node.name: _node_unit(graph, node, None)
                  for node in graph.nodes.values() if node.op != "SINK"}
-        needs_bank = [node for node in graph.nodes.values() if node.op == "QUEUE"]
-        if needs_bank:
-            node = needs_bank[0]
-            raise LoweringError(f"{_where(graph, node)}: {node.op} needs a pe tile's private bank (its "
-                                f"ring), which a fabric with a [memory] table does not have yet; run it on "
-                                f"a fabric with [pe] mem_depth instead")
     else:
         units = _units(graph, memory_nodes(graph))
     cycles = graph.unspilled_task_cycles()
@@ -301,7 +302,7 @@ def check_lowerable(graph: Graph, *, shared_memory: bool = False) -> dict[str, U
                                     f"constants and arguments can be held)")
             if source.spill and node.op != "QUEUE":
                 raise LoweringError(f"{where}: only a QUEUE's slot may spill on the fabric (its ring "
-                                    f"is the PE's bank)")
+                                    f"is the PE's bank, or a region of the shared memory)")
     return units
 
 
@@ -365,12 +366,14 @@ def _expected_status(kinds: list[str]) -> int:
 
 
 def lower_graph(graph: Graph, case: dict, spec, *, name: str | None = None,
-                host_outputs: list[str] | None = None) -> RippleLowering:
+                host_outputs: list[str] | None = None,
+                ring_words: dict[str, int] | None = None) -> RippleLowering:
     """Lower ``graph`` with one case's ``args`` (and ``mem``, for array base addresses) to a
     :class:`~rsn.program.Program` for the fabric ``spec``; the reference is ``case["expect"]``.
 
     ``host_outputs``: host output ports for the SINK nodes, in node order (default: the fabric's
-    output ports in description order).
+    output ports in description order). ``ring_words``: on a shared memory, QUEUE node -> the
+    words of its ring, instead of the size the lowering works out (:func:`_shared_rings`).
     """
     graph.validate()
     shared = spec.memory is not None
@@ -417,6 +420,7 @@ def lower_graph(graph: Graph, case: dict, spec, *, name: str | None = None,
 
     firings = {unit.name: sum(model.firings_by_node.get(node, 0) for node in unit.nodes)
                for unit in units.values()}
+    rings = _shared_rings(graph, units, firings, model, placed, spec, ring_words or {}) if shared else {}
     memories, statuses = {}, {}
     for unit in units.values():
         if not firings[unit.name]:
@@ -493,7 +497,7 @@ def lower_graph(graph: Graph, case: dict, spec, *, name: str | None = None,
     shared_arrays = {array: placed[array] for array in graph.arrays
                      if shared and array in expect and placed[array][1]}
     return RippleLowering(program, firings, tokens, outputs, model, array_problems, unit_arrays,
-                          {unit.name: unit.nodes for unit in units.values()}, shared_arrays)
+                          {unit.name: unit.nodes for unit in units.values()}, shared_arrays, rings)
 
 
 def _check_banks(graph: Graph, case: dict, spec, units: dict[str, Unit]) -> dict[str, tuple[int, int]]:
@@ -563,6 +567,59 @@ def _check_shared_memory(graph: Graph, case: dict, spec) -> dict[str, tuple[int,
                             f"atomic directory ([memory] lock_entries = 0) would wait for ever; give "
                             f"[memory] lock_entries of at least 1 in the fabric description")
     return placed
+
+
+def _shared_rings(graph: Graph, units: dict[str, Unit], firings: dict[str, int], model: Result,
+                  placed: dict[str, tuple[int, int]], spec,
+                  declared: dict[str, int]) -> dict[str, tuple[int, int]]:
+    """Each firing QUEUE's ring in the shared memory, one after another above the arrays, as
+    (base, words); its registers (origin, ring words) go into the unit. Raise
+    :class:`LoweringError` for a ring known to be too small, or rings the memory cannot hold.
+
+    A QUEUE holds ``L`` = min(max(depth, 1), SHARED_QUEUE_WORDS) words in its PE. A spill queue's
+    first ``L`` words always stay there, so its ring never holds more than the case's tokens
+    through it minus ``L``, whatever the fabric's timing: that is its size. If the memory cannot
+    hold that, the ring shrinks to the most the golden model's run had queued at once, minus
+    ``L`` (enough unless the fabric's timing queues more, which then faults naming the queue). A
+    queue without spill needs a ring of its depth only when the depth exceeds what the PE holds.
+    A declared size (``declared``) below what the golden model had in the ring is refused."""
+    rings, wanted = [], {}
+    for unit in units.values():
+        if unit.op != "QUEUE" or not firings[unit.name]:
+            continue
+        depth = unit.registers[pe_kind.REG_QUEUE_DEPTH]
+        in_pe = min(max(depth, 1), pe_kind.SHARED_QUEUE_WORDS)
+        if unit.pred:
+            least = max(0, model.queue_peaks.get(unit.nodes[0], 0) - in_pe)
+            safe = max(0, firings[unit.name] - in_pe)
+        else:
+            least = safe = min(depth, firings[unit.name]) if depth > pe_kind.SHARED_QUEUE_WORDS else 0
+        if unit.name in declared:
+            if declared[unit.name] < least:
+                raise LoweringError(f"{graph.name}: queue {unit.name!r} is given a spill ring of "
+                                    f"{declared[unit.name]} words, but in this case it holds {least} words "
+                                    f"beyond the {in_pe} its PE keeps (in the golden model's run, or by "
+                                    f"its depth {depth}); declare at least {least} words, or leave the "
+                                    f"ring's size to the lowering")
+            least = safe = declared[unit.name]
+        rings.append((unit, least))
+        wanted[unit.name] = safe
+    top = max((base + length for base, length in placed.values()), default=0)
+    free = spec.memory.words - top
+    if sum(wanted.values()) > free:
+        wanted = {unit.name: least for unit, least in rings}       # the golden model's peaks
+    if sum(wanted.values()) > free:
+        unit, least = next((unit, least) for unit, least in rings if least)
+        raise LoweringError(f"{graph.name}: the spill rings need {sum(wanted.values())} words of the shared "
+                            f"memory (queue {unit.name!r}: {least}) above the arrays, which end at address "
+                            f"{top}, but the memory holds {spec.memory.words} words; raise [memory] words "
+                            f"to at least {1 << max(1, (top + sum(wanted.values()) - 1).bit_length())}")
+    placed_rings = {}
+    for unit, _ in rings:
+        placed_rings[unit.name] = (top, wanted[unit.name])
+        unit.registers.update({pe_kind.REG_ORIGIN: top, pe_kind.REG_RING_WORDS: wanted[unit.name]})
+        top += wanted[unit.name]
+    return placed_rings
 
 
 def _bank_preload(case: dict, array: str, base: int) -> dict[int, int]:

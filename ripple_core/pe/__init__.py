@@ -71,7 +71,11 @@ Architecture
   or hold, port 0) are one site each on the memory's atomic directory: ACQUIRE fires when the
   memory grants its address and emits it, asking again while the answer is "busy"; RELEASE
   fires as it asks and emits its done token 1 with the answer. A release the memory answers
-  "not held" sets the fault bit with the address.
+  "not held" sets the fault bit with the address. ``QUEUE`` runs here too: it keeps up to
+  :data:`SHARED_QUEUE_WORDS` words in a buffer of its own and the newer ones in a ring of the
+  shared memory (``origin``, register 12 its words), refilling the buffer from the ring's head;
+  a spill queue that finds its ring full sets bit 4 with the address past the ring's end and
+  waits (docs/shared-memory.md, "Spill queues through the memory").
 
 * **Ripple's operators** (docs/ripple.md, "Ripple's operators in hardware"). ``ARB``: a
   round-robin merge of the slots that have a token, from the slot after the last grant (a
@@ -106,6 +110,11 @@ With a bank (without one, these read 0 and writes are ignored):
   its spill writes and reads (16 bits, wrapping); ``11`` (read only): the addresses LOCK holds.
   Writing the configuration word clears 9-11, the ring, the directory and the fault.
 * ``0x0800-0x0FFF``: the bank window; a read returns the word in the next cycle, as a register.
+
+With the shared memory (Ripple's operators built): ``5`` the QUEUE ring's base, ``6`` (read
+only) the fault address, ``8`` the depth, ``9`` and ``10`` (read only) the words written to and
+read back from the ring, ``12`` the ring's words. Writing the configuration word clears the
+ring, the counters and the fault.
 """
 
 from . import config

@@ -13,8 +13,8 @@ __all__ = ["PeOp", "SlotKind", "StreamCmp", "PE_CONFIG", "PE_OPS", "PeUop", "WID
            "REG_CONFIG", "REG_CONST", "REG_STATUS", "REG_ORIGIN", "REG_FAULT", "REG_PAGE", "MEM_WINDOW",
            "WINDOW_WORDS", "MAX_MEM_DEPTH", "STATUS_FAULT", "MEMORY_OPS", "RIPPLE_OPS", "BANK_OPS",
            "REG_QUEUE_DEPTH", "REG_SPILL_WRITES", "REG_SPILL_READS", "REG_LOCKS", "LOCK_ENTRIES",
-           "SPILL_COUNTER_BITS", "SHARED_LOCK_OPS", "check_mem_depth", "check_shared_words", "pe_config_word",
-           "decode_config"]
+           "SPILL_COUNTER_BITS", "SHARED_LOCK_OPS", "REG_RING_WORDS", "SHARED_QUEUE_WORDS", "SHARED_OPS",
+           "check_mem_depth", "check_shared_words", "pe_config_word", "decode_config"]
 
 WIDTH = 32
 N_SLOTS = 3
@@ -23,8 +23,8 @@ N_PORTS = 2
 REG_CONFIG = 0
 REG_CONST = 1           # 1, 2, 3: slot 0, 1, 2
 REG_STATUS = 4
-REG_ORIGIN = 5          # the flat address of bank word 0
-REG_FAULT = 6           # the flat address of the first out-of-range access
+REG_ORIGIN = 5          # the flat address of bank word 0 (shared memory: of a QUEUE's ring word 0)
+REG_FAULT = 6           # the flat address of the first out-of-range access (a QUEUE's: ring end)
 REG_PAGE = 7            # which 2048-word page of the bank the window shows
 MEM_WINDOW = 0x0800     # 0x0800-0x0FFF: the bank, through the config bus
 WINDOW_WORDS = 0x0800
@@ -34,13 +34,16 @@ MEMORY_OPS = ("LOAD", "STORE")
 # ACQUIRE and RELEASE as PEs of their own: one site each, on the shared memory's directory
 SHARED_LOCK_OPS = ("ACQUIRE", "RELEASE")
 RIPPLE_OPS = ("QUEUE", "ARB", "TASK", "LOCK", "LDST") + SHARED_LOCK_OPS   # Ripple's additions
-BANK_OPS = ("LOAD", "STORE", "QUEUE", "LOCK", "LDST")   # only a PE with a bank runs these
+BANK_OPS = ("LOAD", "STORE", "QUEUE", "LOCK", "LDST")   # only a PE with a bank runs these ...
+SHARED_OPS = ("LOAD", "STORE", "QUEUE")                 # ... or these, with the shared memory
 REG_QUEUE_DEPTH = 8     # QUEUE: the queue's depth D
 REG_SPILL_WRITES = 9    # QUEUE (read only): words enqueued while D or more stay queued after the dequeue
 REG_SPILL_READS = 10    # QUEUE (read only): words dequeued while more than D were queued
 REG_LOCKS = 11          # LOCK (read only): addresses held now
 LOCK_ENTRIES = 4        # the atomic directory's entries
 SPILL_COUNTER_BITS = 16  # the spill counters wrap at 2**16
+REG_RING_WORDS = 12     # QUEUE on the shared memory: its ring's words (from REG_ORIGIN on)
+SHARED_QUEUE_WORDS = 4  # QUEUE on the shared memory: words it holds in the PE at most
 
 
 class PeOp(enum.Enum, shape=6):
@@ -74,7 +77,7 @@ class PeOp(enum.Enum, shape=6):
     STREAM = 26
     LOAD = 27       # only with a memory bank (mem_depth > 0)
     STORE = 28
-    QUEUE = 29      # Ripple's queue (spill: pred); its ring is the bank
+    QUEUE = 29      # Ripple's queue (spill: pred); its ring is the bank, or a shared memory region
     ARB = 30        # Ripple's round-robin arbiter over the present slots
     TASK = 31       # task dispatch (ind: pred)
     LOCK = 32       # the atomic directory: one ACQUIRE and one RELEASE site; only with a bank

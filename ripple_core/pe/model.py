@@ -13,20 +13,24 @@ from .config import (
     BANK_OPS,
     LOCK_ENTRIES,
     MEM_WINDOW,
-    MEMORY_OPS,
     N_SLOTS,
     REG_CONFIG,
     REG_CONST,
+    REG_FAULT,
     REG_LOCKS,
     REG_ORIGIN,
     REG_PAGE,
     REG_QUEUE_DEPTH,
+    REG_RING_WORDS,
     REG_SPILL_READS,
     REG_SPILL_WRITES,
     REG_STATUS,
     RIPPLE_OPS,
     SHARED_LOCK_OPS,
+    SHARED_OPS,
+    SHARED_QUEUE_WORDS,
     SPILL_COUNTER_BITS,
+    STATUS_FAULT,
     WIDTH,
     WINDOW_WORDS,
     check_mem_depth,
@@ -66,7 +70,10 @@ class PeModel(UnitModel):
     memory port). An address outside it raises :class:`PeMemoryError`. ACQUIRE and RELEASE
     ask that memory's atomic directory (a :class:`hw.golden.BankedMemoryModel`, which the fabric
     model shares alike; the model's own until then): ACQUIRE fires when it is granted, RELEASE
-    of an address nobody holds raises :class:`PeMemoryError`.
+    of an address nobody holds raises :class:`PeMemoryError`. A QUEUE there keeps up to
+    :data:`SHARED_QUEUE_WORDS` words of its own and the rest in a ring of that memory, as the
+    RTL does (:meth:`_step_shared_queue`); a spill queue that finds its ring full sets the fault
+    (status bit 4, the fault register the address past the ring) and waits, as the RTL does.
     """
 
     KIND, COUNT_FIELD = "pe", "firings"
@@ -83,6 +90,7 @@ class PeModel(UnitModel):
         self.memory = [0] * (mem_depth or shared_words)
         self.directory: BankedMemoryModel | None = None     # ACQUIRE/RELEASE: made or shared on use
         self.origin, self.page, self.queue_depth = 0, 0, 0
+        self.ring_words = 0             # shared memory: the QUEUE's ring (from origin)
         self.word, self.constants, self.armed = 0, [0] * N_SLOTS, [False] * N_SLOTS
         self.left = 0
         self._configure(0)
@@ -93,8 +101,9 @@ class PeModel(UnitModel):
         if op in RIPPLE_OPS and not self.ripple_ops:
             raise PeMemoryError(f"{self.name}: configured as {op}, but this PE was built without Ripple's "
                                 f"operators (ripple_ops=False; the fabric's [pe] ripple_ops)")
-        if op in BANK_OPS and not self.mem_depth and not (self.shared_words and op in MEMORY_OPS):
-            reach = (f"{op} needs a private bank; with the shared memory a pe tile runs LOAD and STORE"
+        if op in BANK_OPS and not self.mem_depth and not (self.shared_words and op in SHARED_OPS):
+            reach = (f"{op} needs a private bank; with the shared memory a pe tile runs "
+                     f"{', '.join(SHARED_OPS + SHARED_LOCK_OPS)}"
                      if self.shared_words else "this PE has no memory bank (mem_depth=0)")
             raise PeMemoryError(f"{self.name}: configured as {op}, but {reach}")
         if op in SHARED_LOCK_OPS and not self.shared_words:
@@ -103,6 +112,8 @@ class PeModel(UnitModel):
                                 f"with private banks LOCK serves one ACQUIRE and one RELEASE site")
         self.armed = [False] * N_SLOTS
         self.ring, self.spill_writes, self.spill_reads = deque(), 0, 0
+        self.ring_head = self.ring_count = 0      # shared memory: the QUEUE's ring; self.ring its buffer
+        self.fault = None
         self.locks: set[int] = set()
         self.operator = None if op in ("QUEUE", "LOCK", "LDST") + SHARED_LOCK_OPS else \
             make_operator(_Node(self.name, op, self.config))
@@ -110,7 +121,7 @@ class PeModel(UnitModel):
     def _first_state(self) -> bool:
         op = self.config["op"]
         if op == "QUEUE":
-            return not self.ring
+            return not self.ring and not self.ring_count
         if op == "LOCK":
             return not self.locks
         return self.operator is None or self.operator.idle()
@@ -134,6 +145,9 @@ class PeModel(UnitModel):
             self.page = value & 1
         elif self.mem_depth and addr == REG_QUEUE_DEPTH:
             self.queue_depth = min(value, self.mem_depth)
+        elif self.shared_words and addr in (REG_ORIGIN, REG_QUEUE_DEPTH, REG_RING_WORDS):
+            setattr(self, {REG_ORIGIN: "origin", REG_QUEUE_DEPTH: "queue_depth",
+                           REG_RING_WORDS: "ring_words"}[addr], value)
         elif (word := self._window_word(addr)) is not None:
             self.memory[word] = value
 
@@ -143,7 +157,16 @@ class PeModel(UnitModel):
         if REG_CONST <= addr < REG_CONST + N_SLOTS:
             return self.constants[addr - REG_CONST]
         if addr == REG_STATUS:
-            return int(self._first_state()) | sum(int(a) << (k + 1) for k, a in enumerate(self.armed))
+            return (int(self._first_state()) | sum(int(a) << (k + 1) for k, a in enumerate(self.armed))
+                    | (STATUS_FAULT if self.fault is not None else 0))
+        if self.shared_words:
+            wrap16 = (1 << SPILL_COUNTER_BITS) - 1
+            registers = {REG_ORIGIN: self.origin, REG_QUEUE_DEPTH: self.queue_depth,
+                         REG_RING_WORDS: self.ring_words, REG_FAULT: self.fault or 0,
+                         REG_SPILL_WRITES: self.spill_writes & wrap16,
+                         REG_SPILL_READS: self.spill_reads & wrap16}
+            if addr in registers:
+                return registers[addr]
         if self.mem_depth and addr == REG_ORIGIN:
             return self.origin & 0xFFFF_FFFF
         if self.mem_depth and addr == REG_PAGE:
@@ -264,6 +287,8 @@ class PeModel(UnitModel):
             (1 in self.config["drop"] or outputs[1].can_push())
 
     def _step_queue(self, inputs, outputs) -> bool:
+        if self.shared_words:
+            return self._step_shared_queue(inputs, outputs)
         spill = self.config["pred"]
         limit = self.mem_depth if spill else self.queue_depth
         moved = False
@@ -279,6 +304,39 @@ class PeModel(UnitModel):
             self._take(inputs, [0])
             moved = True
         return moved
+
+    def _step_shared_queue(self, inputs, outputs) -> bool:
+        """QUEUE on the shared memory: ``self.ring`` is the buffer in the PE (the oldest words, at
+        most ``L`` = min(max(depth, 1), SHARED_QUEUE_WORDS)), the newer ones are in the ring at
+        ``memory[origin + i]``, i from ``ring_head``. A step dequeues, refills one word from the
+        ring and takes one word in; a word goes to the buffer only when the ring is empty."""
+        spill, buffer = self.config["pred"], self.ring
+        limit = min(max(self.queue_depth, 1), SHARED_QUEUE_WORDS)
+        moved = False
+        if buffer and (0 in self.config["drop"] or outputs[0].can_push()):
+            self._emit(outputs, 0, buffer.popleft())
+            moved = self._fired()
+        if self.ring_count and len(buffer) < limit:
+            buffer.append(self.memory[self.origin + self.ring_head])
+            self.ring_head = (self.ring_head + 1) % self.ring_words
+            self.ring_count -= 1
+            self.spill_reads += 1
+            moved = True
+        if not self._has(inputs, 0) or not (spill or len(buffer) + self.ring_count < self.queue_depth):
+            return moved
+        if not self.ring_count and len(buffer) < limit:
+            buffer.append(self._peek(inputs, 0))
+        elif self.ring_count < self.ring_words:
+            tail = (self.ring_head + self.ring_count) % self.ring_words
+            self.memory[self.origin + tail] = self._peek(inputs, 0)
+            self.ring_count += 1
+            self.spill_writes += 1
+        else:
+            if self.fault is None:
+                self.fault = (self.origin + self.ring_words) & 0xFFFF_FFFF
+            return moved            # the word waits, as in the RTL
+        self._take(inputs, [0])
+        return True
 
     def _step_lock(self, inputs, outputs) -> bool:
         if self._second_site_ready(inputs, outputs):

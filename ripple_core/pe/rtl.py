@@ -28,9 +28,11 @@ from .config import (
     REG_ORIGIN,
     REG_PAGE,
     REG_QUEUE_DEPTH,
+    REG_RING_WORDS,
     REG_SPILL_READS,
     REG_SPILL_WRITES,
     REG_STATUS,
+    SHARED_QUEUE_WORDS,
     SPILL_COUNTER_BITS,
     WIDTH,
     PeOp,
@@ -166,11 +168,13 @@ class RipplePE(wiring.Component):
         m.d.comb += second_site.eq(h[1] & h[2] & (config.drop[1] | free[1]))
         ripple = self._ripple_ops                       # ARB and TASK
         extras = ripple and bool(self._mem_depth)       # QUEUE, LDST and LOCK: they need the bank
-        bank = directory = shared = None
+        bank = directory = shared = queue = None
         if self._shared_words:
             shared = self._elaborate_shared_request(m, config, v, fire, fault)
         locks = self._elaborate_shared_locks(m, config, h, v, fire, fault, enabled, shared) \
             if ripple and self._shared_words else None
+        if self._shared_words and ripple:
+            queue = self._elaborate_shared_queue(m, config, fire, fault, fronts[0][0], enabled, shared)
         if self._mem_depth:
             bank = self._elaborate_bank(m, config, v, fire, fault, second_site, fronts[0][0], enabled, extras)
         if extras:
@@ -312,6 +316,11 @@ class RipplePE(wiring.Component):
                     with m.Else():
                         m.d.comb += [rule.eq(h[0] & ~directory.held & directory.has_free), take.eq(0b001),
                                      emit.eq(0b01), out[0].eq(v[0])]
+            if queue is not None:
+                with m.Case(PeOp.QUEUE):
+                    # A firing is a dequeue: the oldest word, which is always in the PE's buffer.
+                    m.d.comb += [rule.eq(queue.buffer.o.valid), take.eq(0), emit.eq(0b01),
+                                 out[0].eq(queue.buffer.o.payload)]
             if self._shared_words:
                 # A firing puts the request in the request register; the answers fill the
                 # output registers in order (_elaborate_shared).
@@ -352,12 +361,19 @@ class RipplePE(wiring.Component):
         m.d.comb += taken.eq(Mux(fire, take, 0))
         for k, (head, kind, _, _) in enumerate(fronts):
             enqueues = bank.enqueue if k == 0 and bank is not None else 0
+            if k == 0 and queue is not None:
+                enqueues = queue.enqueue
             m.d.comb += head.ready.eq((taken[k] & (kind == SlotKind.EDGE)) | enqueues)
         disarm = Cat(*(taken[k] & (config.slots[k] == SlotKind.CONST) for k in range(N_SLOTS)))
 
         answers = self._elaborate_shared_answers(m, config, room) if shared is not None else None
         if locks is not None:
             self._elaborate_shared_lock_answers(m, config, fire, locks, answers)
+        if queue is not None:
+            # A QUEUE's answers are its own (refills into its buffer, which has room reserved).
+            answers.writes = [write & ~queue.active for write in answers.writes]
+            with m.If(queue.active):
+                m.d.comb += self.mem_resp.ready.eq(1)
         for p in range(N_PORTS):
             if p == 0 and self._mem_depth:
                 continue
@@ -376,7 +392,8 @@ class RipplePE(wiring.Component):
             holding = holding | bank.reading | bank.caught_valid
         if shared is not None:
             outstanding = Signal(range(16), name="outstanding")     # bounded by the memory's credits + 1
-            issued = (fire & shared.is_access) | (locks.issue if locks is not None else 0)
+            issued = ((fire & shared.is_access) | (locks.issue if locks is not None else 0)
+                      | (queue.issue if queue is not None else 0))
             m.d.sync += outstanding.eq(outstanding + issued - answers.taken)
             holding = holding | (outstanding != 0) | issued
         m.d.comb += self.holding.eq(holding)
@@ -392,6 +409,9 @@ class RipplePE(wiring.Component):
                     if extras:
                         m.d.sync += [bank.head.eq(0), bank.count.eq(0), bank.spill_writes.eq(0),
                                      bank.spill_reads.eq(0), directory.valid.eq(0)]
+                    if queue is not None:
+                        m.d.sync += [queue.ring_head.eq(0), queue.ring_tail.eq(0), queue.ring_count.eq(0),
+                                     queue.spill_writes.eq(0), queue.spill_reads.eq(0)]
                 for k in range(N_SLOTS):
                     with m.Case(REG_CONST + k):
                         m.d.sync += constant[k].eq(cfg.data)
@@ -405,6 +425,12 @@ class RipplePE(wiring.Component):
                     with m.Case(REG_QUEUE_DEPTH):
                         m.d.sync += bank.queue_depth.eq(Mux(cfg.data > self._mem_depth, self._mem_depth,
                                                             cfg.data))
+                if queue is not None:
+                    ring_registers = {REG_ORIGIN: queue.ring_base, REG_QUEUE_DEPTH: queue.queue_depth,
+                                      REG_RING_WORDS: queue.ring_words}
+                    for address, register in ring_registers.items():
+                        with m.Case(address):
+                            m.d.sync += register.eq(cfg.data)
         config_write = cfg.write & (cfg.addr == REG_CONFIG)
         m.d.sync += armed.eq(Mux(config_write, 0, (armed & ~disarm) | rearm))
 
@@ -412,6 +438,8 @@ class RipplePE(wiring.Component):
         if extras:
             first_state = Mux(op == PeOp.QUEUE, bank.count == 0,
                               Mux(op == PeOp.LOCK, ~directory.valid.any(), ~loop))
+        if queue is not None:
+            first_state = Mux(queue.active, queue.empty, ~loop)
         m.d.comb += self.idle.eq(first_state)
         registers = Signal(32)          # the register read, due in the cycle after `read`
         with m.If(cfg.read):
@@ -424,6 +452,10 @@ class RipplePE(wiring.Component):
                 with m.Case(REG_STATUS):
                     m.d.sync += registers.eq(Cat(first_state, armed, fault))
                 readable = {REG_FAULT: shared.fault_address} if shared is not None else {}
+                if queue is not None:
+                    readable.update({REG_ORIGIN: queue.ring_base, REG_RING_WORDS: queue.ring_words,
+                                     REG_QUEUE_DEPTH: queue.queue_depth, REG_SPILL_WRITES: queue.spill_writes,
+                                     REG_SPILL_READS: queue.spill_reads})
                 if self._mem_depth:
                     readable = {REG_ORIGIN: bank.origin, REG_FAULT: bank.fault_address, REG_PAGE: bank.page}
                 if extras:
@@ -543,6 +575,78 @@ class RipplePE(wiring.Component):
             m.d.sync += request.valid.eq(0)
         return SimpleNamespace(request_free=~request.valid | request.ready, is_access=is_access,
                                fault_address=fault_address)
+
+    def _elaborate_shared_queue(self, m, config, fire, fault, front0, enabled, shared) -> SimpleNamespace:
+        """QUEUE on the shared memory: a buffer of up to ``L`` = min(max(depth, 1),
+        :data:`SHARED_QUEUE_WORDS`) words in the PE and a ring of ``ring_words`` words in the
+        memory from ``ring_base`` (registers 8, 12 and 5).
+
+        A word goes straight to the buffer only while nothing is in the ring or on its way back
+        from it; otherwise it is written at the ring's tail. Whenever the buffer and the refills
+        in flight leave room, the ring's head is read back into the buffer (refills go first, so
+        the buffer never starves behind a stream of writes). So the buffer always holds the
+        oldest words, and a firing dequeues its head. A spill queue (``pred``) takes words while
+        the ring has room; one that finds it full sets the sticky fault with the address past
+        the ring's end (``ring_base + ring_words``) and waits. A queue without spill takes words
+        while it holds fewer than ``depth``. A read's answer always finds room in the buffer: it
+        was reserved when the read was issued."""
+        request, answer = self.mem_req, self.mem_resp
+        active = config.op == PeOp.QUEUE
+        spill = config.pred
+        m.submodules.queue_buffer = buffer = TokenQueue(unsigned(WIDTH), SHARED_QUEUE_WORDS)
+        ring_base, ring_words = Signal(WIDTH, name="ring_base"), Signal(WIDTH, name="ring_words")
+        queue_depth = Signal(WIDTH, name="queue_depth")
+        ring_head, ring_tail = Signal(WIDTH, name="ring_head"), Signal(WIDTH, name="ring_tail")
+        ring_count = Signal(WIDTH, name="ring_count")       # words in the ring, not yet read back
+        refilling = Signal(range(SHARED_QUEUE_WORDS + 1), name="refilling")     # reads in flight
+        spill_writes, spill_reads = Signal(SPILL_COUNTER_BITS), Signal(SPILL_COUNTER_BITS)
+        held = Signal(range(SHARED_QUEUE_WORDS + 1))        # buffer words and the reads for it
+        limit = Signal(range(SHARED_QUEUE_WORDS + 1))       # L
+        m.d.comb += [held.eq(buffer.level + refilling),
+                     limit.eq(Mux(queue_depth >= SHARED_QUEUE_WORDS, SHARED_QUEUE_WORDS,
+                                  Mux(queue_depth == 0, 1, queue_depth)))]
+
+        word_in = active & enabled & front0.valid
+        ring_idle = (ring_count == 0) & (refilling == 0)
+        queued = (held + ring_count)[:WIDTH + 1]
+        has_room = spill | (queued < queue_depth)
+        direct = Signal()
+        to_ring = Signal()
+        refill = Signal()
+        spill_write = Signal()
+        m.d.comb += [
+            direct.eq(word_in & has_room & ring_idle & (buffer.level < limit)),
+            to_ring.eq(word_in & has_room & ~(ring_idle & (buffer.level < limit))),
+            refill.eq(active & (ring_count != 0) & (held < limit) & shared.request_free),
+            spill_write.eq(to_ring & (ring_count < ring_words) & shared.request_free & ~refill),
+        ]
+        with m.If(to_ring & (ring_count >= ring_words) & ~fault):
+            m.d.sync += [fault.eq(1), shared.fault_address.eq(ring_base + ring_words)]
+
+        def advance(pointer):
+            return Mux(pointer + 1 == ring_words, 0, pointer + 1)[:WIDTH]
+
+        with m.If(refill | spill_write):
+            m.d.sync += [request.valid.eq(1),
+                         request.payload.addr.eq(ring_base + Mux(refill, ring_head, ring_tail)),
+                         request.payload.op.eq(Mux(refill, MemoryOp.READ, MemoryOp.WRITE)),
+                         request.payload.data.eq(front0.payload), request.payload.meta.eq(spill_write)]
+        with m.If(refill):
+            m.d.sync += [ring_head.eq(advance(ring_head)), spill_reads.eq(spill_reads + 1)]
+        with m.If(spill_write):
+            m.d.sync += [ring_tail.eq(advance(ring_tail)), spill_writes.eq(spill_writes + 1)]
+        m.d.sync += ring_count.eq(ring_count + spill_write - refill)
+
+        refilled = active & answer.valid & ~answer.payload.meta     # a read's word (always taken)
+        m.d.sync += refilling.eq(refilling + refill - refilled)
+        m.d.comb += [buffer.i.valid.eq(direct | refilled),
+                     buffer.i.payload.eq(Mux(refilled, answer.payload.data, front0.payload)),
+                     buffer.o.ready.eq(fire & active)]
+        return SimpleNamespace(buffer=buffer, active=active, enqueue=direct | spill_write,
+                               issue=refill | spill_write, empty=ring_idle & (buffer.level == 0),
+                               ring_base=ring_base, ring_words=ring_words, queue_depth=queue_depth,
+                               ring_head=ring_head, ring_tail=ring_tail, ring_count=ring_count,
+                               spill_writes=spill_writes, spill_reads=spill_reads)
 
     def _elaborate_shared_answers(self, m, config, room) -> SimpleNamespace:
         """The shared memory's answers, in request order, into the output registers: a LOAD's

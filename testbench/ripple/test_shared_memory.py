@@ -140,12 +140,6 @@ def test_arrays_that_do_not_fit_the_shared_memory_are_refused_naming_the_size():
         lower_graph(gather_program(), gather_case([1] * 2000), SHARED)
 
 
-def test_queues_still_need_private_banks():
-    b = Builder("queue_only")
-    (value,) = b.queue(b.scalar("x", hold=False), depth=2, name="wait")
-    b.sink("out", value)
-    with pytest.raises(LoweringError, match=r"QUEUE needs a pe tile's private bank"):
-        lower_graph(b.build(), {"args": {"x": 3}, "expect": {"out": [3]}}, SHARED)
 
 
 @needs_suite
