@@ -19,7 +19,7 @@ from ripple_core.builder import Builder
 from ripple_core.lower import LoweringError, compile_lowering, lower_graph
 from ripple_core.pe import REG_CONFIG, REG_CONST, REG_FAULT, REG_STATUS, STATUS_FAULT, pe_config_word
 from ripple_core.pe.model import PeMemoryError, PeModel
-from ripple_core.programs import histogram, histogram_case, ripple_bfs
+from ripple_core.programs import bfs_case, histogram, histogram_case, random_csr, ripple_bfs
 from rivulet.sim.seeds import seeds_for
 from rivulet.sim.streams import PROFILES, ScoreboardError, SinkDriver, SourceDriver, StreamPort
 from rsn.channels import Channel
@@ -274,11 +274,33 @@ def test_atomic_histograms_on_the_shared_memory_golden_model():
     check_on_fabric_model("two-site histogram", lowering, SHARED, seed)
 
 
-def test_what_still_needs_a_private_bank_on_the_shared_memory():
-    """Ripple BFS needs a spill queue, which the shared memory does not serve yet; and an
-    ACQUIRE on a memory without a directory would never be granted."""
-    with pytest.raises(LoweringError, match=r"QUEUE needs a pe tile's private bank"):
-        lower_graph(ripple_bfs(), {"mem": {"row": [0, 0], "col": [], "visited": [0]}}, SHARED)
+def test_ripple_bfs_runs_on_the_shared_memory():
+    """Ripple BFS (atomic test-and-set of ``visited``, a self-push on a spill queue) lowers on
+    the shared memory and reaches exactly the vertices a plain depth-first search reaches."""
+    (seed,) = seeds_for("atomics:ripple_bfs", count=1)
+    print(f"seed={seed}")
+    row, col = random_csr(48, 3, seed)
+    case = bfs_case(row, col, ordered=False)
+    assert case["expect"]["visited"] == _reachable_by_search(row, col)
+    lowering = lower_graph(ripple_bfs(), case, SHARED, name=f"ripple-bfs-{seed}")
+    check_on_fabric_model("Ripple BFS", lowering, SHARED, seed)
+
+
+def _reachable_by_search(row, col) -> list[int]:
+    """Vertices reachable from 0, by a recursive search written here (not the programs' own)."""
+    seen = [0] * (len(row) - 1)
+
+    def visit(v):
+        seen[v] = 1
+        for d in col[row[v]:row[v + 1]]:
+            if not seen[d]:
+                visit(d)
+    visit(0)
+    return seen
+
+
+def test_atomics_on_a_memory_without_a_directory_are_refused():
+    """An ACQUIRE on a memory without a directory would never be granted."""
     no_directory = SHARED.__class__(**{**SHARED.__dict__, "memory": SHARED.memory.__class__(
         words=SHARED.memory.words, banks=SHARED.memory.banks, lock_entries=0)})
     with pytest.raises(LoweringError, match=r"lock_entries = 0\) would wait for ever"):
