@@ -213,86 +213,115 @@ class _Annealer:
 
     Cost = wirelength + ``overflow_weight`` per stream beyond a tile's link count (see
     :func:`port_overflow`), so placements that cannot be routed are driven out first.
+
+    The inner loop runs hundreds of thousands of times per placement, so it works on integers:
+    nodes and tiles are list indices, distances a matrix, and a link endpoint ("out" or "in" at
+    a tile) is ``tile`` or ``tiles + tile``. The random choices are made from lists in the
+    order of the names they stand for, so a seed gives the same placement as with names.
     """
 
     def __init__(self, graph, tiles, kind_tiles, distances, adjacency, rng, *, span, unreachable,
                  overflow_weight):
         self.graph, self.tiles, self.rng = graph, tiles, rng
-        self.distances, self.unreachable = distances, unreachable
-        self.kind_tiles, self.overflow_weight = kind_tiles, overflow_weight
-        self.span = span                # the largest move: the grid's longer side
-        self.supply = {tile: len(links) for tile, links in adjacency.items()}
-        self.movable = [node.name for node in graph.fu_nodes() if node.tile is None]
-        self.occupant = {tiles[node.name]: node.name for node in graph.fu_nodes()}
-        self.incident = {name: set() for name in graph.nodes}
-        for index, edge in enumerate(graph.edges):
-            self.incident[edge.source[0]].add(index)
-            for sink, _ in edge.sinks:
-                self.incident[sink].add(index)
-        self.demand = Counter(key for index in range(len(graph.edges))
-                              for key in _edge_ports(graph, tiles, index))
-
-    def edge_cost(self, index: int) -> int:
-        edge = self.graph.edges[index]
-        source = self.tiles[edge.source[0]]
-        return sum(self.distances.get((source, self.tiles[sink]), self.unreachable)
-                   for sink, _ in edge.sinks)
-
-    def _over(self, key, demand) -> int:
-        return max(0, demand - self.supply[key[1]])
+        self.overflow_weight, self.span = overflow_weight, span     # span: the largest move
+        grid = sorted({*adjacency, *tiles.values(), *(t for usable in kind_tiles.values() for t in usable)})
+        self.grid = grid
+        index = {tile: k for k, tile in enumerate(grid)}
+        self.dist = [[distances.get((a, b), unreachable) for b in grid] for a in grid]
+        self.supply = [len(adjacency.get(tile, ())) for tile in grid] * 2
+        self.names = list(graph.nodes)
+        node = {name: k for k, name in enumerate(self.names)}
+        self.pos = [index[tiles[name]] for name in self.names]
+        self.kind = [graph.nodes[name].kind for name in self.names]
+        self.pinned = [graph.nodes[name].tile is not None for name in self.names]
+        self.movable = [node[n.name] for n in graph.fu_nodes() if n.tile is None]
+        self.occupant = {self.pos[node[n.name]]: node[n.name] for n in graph.fu_nodes()}
+        self.kind_tiles = {kind: [index[tile] for tile in usable] for kind, usable in kind_tiles.items()}
+        self.edges = [(node[edge.source[0]], [node[sink] for sink, _ in edge.sinks]) for edge in graph.edges]
+        self.incident = [set() for _ in self.names]
+        for k, (source, sinks) in enumerate(self.edges):
+            self.incident[source].add(k)
+            for sink in sinks:
+                self.incident[sink].add(k)
+        self.demand = [0] * (2 * len(grid))
+        for k in range(len(self.edges)):
+            for key in self._edge_terms(k)[1]:
+                self.demand[key] += 1
 
     def cost(self) -> int:
-        wire = sum(self.edge_cost(index) for index in range(len(self.graph.edges)))
-        return wire + self.overflow_weight * sum(self._over(key, count) for key, count in self.demand.items())
+        wire = sum(self._edge_terms(k)[0] for k in range(len(self.edges)))
+        over = sum(max(0, demand - supply) for demand, supply in zip(self.demand, self.supply, strict=True))
+        return wire + self.overflow_weight * over
 
     def _relocate(self, name, tile):
-        old = self.tiles[name]
-        other = self.occupant.get(tile)
-        self.tiles[name], self.occupant[tile] = tile, name
+        pos, occupant = self.pos, self.occupant
+        old = pos[name]
+        other = occupant.get(tile)
+        pos[name], occupant[tile] = tile, name
         if other is None:
-            del self.occupant[old]
+            del occupant[old]
         else:
-            self.tiles[other], self.occupant[old] = old, other
-        return old
+            pos[other], occupant[old] = old, other
 
-    def _edge_terms(self, index: int):
-        """(wirelength, link endpoints needed) of one stream under the current placement."""
-        edge = self.graph.edges[index]
-        source = self.tiles[edge.source[0]]
+    def _edge_terms(self, k: int):
+        """(wirelength, link endpoints needed) of stream ``k`` under the current placement."""
+        source_node, sinks = self.edges[k]
+        pos = self.pos
+        source = pos[source_node]
+        row = self.dist[source]
         wire, arrivals = 0, set()
-        for sink, _ in edge.sinks:
-            tile = self.tiles[sink]
-            wire += self.distances.get((source, tile), self.unreachable)
+        for sink in sinks:
+            tile = pos[sink]
+            wire += row[tile]
             if tile != source:
-                arrivals.add(("in", tile))
-        return wire, ([("out", source), *arrivals] if arrivals else [])
+                arrivals.add(tile)
+        if not arrivals:
+            return wire, ()
+        offset = len(self.grid)
+        return wire, (source, *(offset + tile for tile in arrivals))
 
     def _move(self, name, tile, affected) -> int:
-        """Move (or swap) ``name`` to ``tile``, keeping demand current; return the cost change."""
+        """Move (or swap) ``name`` to ``tile``, keeping demand current; return the cost change.
+
+        The affected streams' terms are taken away, the nodes moved, and the terms added back;
+        only link endpoints whose demand changes can change the overflow."""
+        pos, dist, edges, offset = self.pos, self.dist, self.edges, len(self.grid)
         wire, change = 0, {}
         for sign in (-1, 1):
             if sign > 0:
                 self._relocate(name, tile)
-            for index in affected:
-                edge_wire, ports = self._edge_terms(index)
-                wire += sign * edge_wire
-                for key in ports:
-                    change[key] = change.get(key, 0) + sign
+            for k in affected:
+                source_node, sinks = edges[k]
+                source = pos[source_node]
+                row = dist[source]
+                arrivals = []
+                for sink in sinks:
+                    at = pos[sink]
+                    wire += sign * row[at]
+                    if at != source and at not in arrivals:
+                        arrivals.append(at)
+                if arrivals:
+                    change[source] = change.get(source, 0) + sign
+                    for at in arrivals:
+                        key = offset + at
+                        change[key] = change.get(key, 0) + sign
         over = 0
+        demand, supply = self.demand, self.supply
         for key, diff in change.items():
             if diff:
-                old, supply = self.demand[key], self.supply[key[1]]
-                over += max(0, old + diff - supply) - max(0, old - supply)
-                self.demand[key] = old + diff
+                old, most = demand[key], supply[key]
+                over += max(0, old + diff - most) - max(0, old - most)
+                demand[key] = old + diff
         return wire + self.overflow_weight * over
 
-    def _candidates(self, kind: str, tile, reach: int) -> list:
+    def _candidates(self, kind: str, tile: int, reach: int) -> list:
         """Usable tiles of ``kind`` within ``reach`` rows and columns of ``tile`` (cached)."""
         key = (kind, tile, reach)
         if key not in self.window_cache:
+            row, col = self.grid[tile]
             self.window_cache[key] = [
                 other for other in self.kind_tiles[kind]
-                if abs(other[0] - tile[0]) <= reach and abs(other[1] - tile[1]) <= reach]
+                if abs(self.grid[other][0] - row) <= reach and abs(self.grid[other][1] - col) <= reach]
         return self.window_cache[key]
 
     def try_move(self, temperature: float, reach: int) -> int | None:
@@ -301,12 +330,12 @@ class _Annealer:
         Returns the cost change if kept, None if refused or impossible.
         """
         name = self.rng.choice(self.movable)
-        tile = self.rng.choice(self._candidates(self.graph.nodes[name].kind, self.tiles[name], reach))
+        tile = self.rng.choice(self._candidates(self.kind[name], self.pos[name], reach))
         other = self.occupant.get(tile)
-        if tile == self.tiles[name] or (other is not None and self.graph.nodes[other].tile is not None):
+        if tile == self.pos[name] or (other is not None and self.pinned[other]):
             return None
-        affected = self.incident[name] | (self.incident[other] if other is not None else set())
-        old = self.tiles[name]
+        affected = self.incident[name] | self.incident[other] if other is not None else self.incident[name]
+        old = self.pos[name]
         delta = self._move(name, tile, affected)
         if delta <= 0 or (temperature > 0 and self.rng.random() < math.exp(-delta / temperature)):
             return delta
@@ -316,14 +345,14 @@ class _Annealer:
     def run(self, effort: float):
         """Anneal with VPR's adaptive schedule: the starting temperature from the spread of random
         moves, cooling and move range set by the acceptance rate, stop when moves stop paying.
-        The walk keeps the best placement seen."""
+        The walk keeps the best placement seen, and leaves it in ``tiles``."""
         if not self.movable or not self.graph.edges:
             return
         self.window_cache = {}
         moves = max(20, int(effort * 5 * len(self.movable)))
         reach = self.span
         cost = self.cost()
-        best_cost, best_tiles = cost, dict(self.tiles)
+        best_cost, best_pos = cost, list(self.pos)
         deltas = [self.try_move(math.inf, reach) for _ in range(len(self.movable) + 10)]
         deltas = [delta for delta in deltas if delta is not None]
         cost += sum(deltas)
@@ -337,7 +366,7 @@ class _Annealer:
                     accepted += 1
                     cost += delta
                     if cost < best_cost:
-                        best_cost, best_tiles = cost, dict(self.tiles)
+                        best_cost, best_pos = cost, list(self.pos)
             rate = accepted / moves
             temperature *= 0.5 if rate > 0.96 else 0.9 if rate > 0.8 else 0.95 if rate > 0.15 else 0.8
             reach = min(self.span, max(1, round(reach * (1 - 0.44 + rate))))
@@ -346,9 +375,8 @@ class _Annealer:
             if delta is not None:
                 cost += delta
                 if cost < best_cost:
-                    best_cost, best_tiles = cost, dict(self.tiles)
-        self.tiles.clear()
-        self.tiles.update(best_tiles)
+                    best_cost, best_pos = cost, list(self.pos)
+        self.tiles.update((name, self.grid[tile]) for name, tile in zip(self.names, best_pos, strict=True))
 
 
 def place(spec: FabricSpec, graph: StreamGraph, *, seed: int = 0, effort: float = 1.0) -> Placement:
