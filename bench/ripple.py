@@ -10,6 +10,9 @@ reachable from vertex 0. Model settings: slot depth 2, memory latency 1, unbound
 ``python -m bench.ripple --rtl`` runs the same two programs on the Verilated fabric
 examples/fabrics/ripple_bfs.toml (graphs of up to 240 vertices, whose column array fits the
 1024-word banks), all in one simulation, and writes bench/results/ripple_rtl.json and .md.
+``--fabric PATH --name NAME`` runs them on another fabric instead, writing NAME.json and .md: on
+one with a shared memory (examples/fabrics/ripple_large.toml) the graphs go up to 1,024 vertices,
+as the arrays are no longer bounded by one PE's bank.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ __all__ = ["measure", "measure_rtl", "main"]
 
 RTL_FABRIC = REPO / "examples" / "fabrics" / "ripple_bfs.toml"
 RTL_CASES = ((64, 4), (128, 4), (112, 8), (240, 4))
+SHARED_RTL_CASES = RTL_CASES + ((512, 4), (1024, 4))     # on a fabric with a shared memory
 DMV_CASES = ((8, 8), (16, 16), (32, 32))       # (rows, columns)
 CASES = ((256, 4), (256, 8), (512, 6), (1024, 4), (1024, 8))
 DEPTH, MEM_LATENCY, SPILL_DEPTH, SEED = 2, 1, 8, 2025
@@ -76,7 +80,7 @@ def _dmv_runs(cases) -> list:
     return runs
 
 
-def measure_rtl(cases=RTL_CASES, dmv_cases=DMV_CASES, fabric: Path = RTL_FABRIC) -> dict:
+def measure_rtl(cases=None, dmv_cases=DMV_CASES, fabric: Path = RTL_FABRIC) -> dict:
     """Both BFS programs on every graph of ``cases`` and both dmv programs on every shape of
     ``dmv_cases``, on the Verilated fabric, in one simulation. A run passes if ``done`` rises,
     every PE's firings equal the golden model's, and the arrays read back from the banks
@@ -88,10 +92,13 @@ def measure_rtl(cases=RTL_CASES, dmv_cases=DMV_CASES, fabric: Path = RTL_FABRIC)
     from rsn.readout import register_reads, split_register_reads
 
     spec = load_fabric(fabric)
+    shared = spec.memory is not None
+    if cases is None:
+        cases = SHARED_RTL_CASES if shared else RTL_CASES
     runs = []
     for k, (vertices, degree) in enumerate(cases):
         row, col = random_csr(vertices, degree, SEED + k)
-        if len(col) > spec.parameters("pe").mem_depth:
+        if not shared and len(col) > spec.parameters("pe").mem_depth:
             raise ValueError(f"{vertices} vertices, degree {degree}: {len(col)} edges do not fit the "
                              f"{spec.parameters('pe').mem_depth}-word banks of {fabric.name}")
         for name, graph in (("ordered", ordered_bfs()), ("ripple", ripple_bfs(depth=SPILL_DEPTH))):
@@ -130,8 +137,10 @@ def measure_rtl(cases=RTL_CASES, dmv_cases=DMV_CASES, fabric: Path = RTL_FABRIC)
         o, r = row["ordered"], row["ripple"]
         row["speedup"] = round(o["rtl_cycles"] / r["rtl_cycles"], 2)
         row["compute_speedup"] = round(o["compute_cycles"] / r["compute_cycles"], 2)
+    memory = (f"a shared memory of {spec.memory.words} words in {spec.memory.banks} banks" if shared
+              else f"{spec.parameters('pe').mem_depth}-word banks")
     settings = {"fabric": fabric.name, "rows": spec.rows, "cols": spec.cols, "queue_depth": spec.queue_depth,
-                "pe_mem_depth": spec.parameters("pe").mem_depth, "spill_depth": SPILL_DEPTH, "seed": SEED,
+                "memory": memory, "spill_depth": SPILL_DEPTH, "seed": SEED,
                 **git_stamp(), "simulation_seconds": round(wall, 1)}
     return {"settings": settings, "runs": list(rows.values())}
 
@@ -167,13 +176,14 @@ def markdown_rtl(report: dict) -> str:
         "",
         f"Both programs of `ripple_core/programs.py`, lowered onto `{settings['fabric']}` "
         f"({settings['rows']}x{settings['cols']} pe tiles, queue depth {settings['queue_depth']}, "
-        f"{settings['pe_mem_depth']}-word banks; Ripple's task queue: depth {settings['spill_depth']} "
+        f"{settings['memory']}; Ripple's task queue: depth {settings['spill_depth']} "
         f"with spill) and run in one simulation of the Verilated fabric, no host stalls, seed "
         f"{settings['seed']}. RTL cycles count from START to done and include loading the image "
         f"(configuration and the arrays, at most one word per cycle); compute = RTL cycles - image "
         f"words (approximate: PEs configured early start before the last word arrives). Firings are "
         f"the PEs' firing counters (equal to the golden model's in every run); IPC = firings / RTL "
-        f"cycles; static = PEs (a LOAD and a STORE of one array share one, as do ACQUIRE and RELEASE).",
+        f"cycles; static = PEs (with private banks a LOAD and a STORE of one array share one, as do "
+        f"ACQUIRE and RELEASE; with the shared memory each is a PE of its own).",
         "",
         "| vertices | d | edges | reached | " + _PAIR_HEADER,
         "|---:|---:|---:|---:|" + _PAIR_RULE,
@@ -226,13 +236,25 @@ def markdown(rows: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _option(args: list[str], name: str, default: str) -> str:
+    """The value after ``name`` in ``args``, or ``default``."""
+    if name not in args:
+        return default
+    at = args.index(name)
+    if at + 1 == len(args):
+        raise SystemExit(f"{name} needs a value")
+    return args[at + 1]
+
+
 def main(argv=None) -> int:
     import sys
 
     args = sys.argv[1:] if argv is None else argv
     if "--rtl" in args:
-        report = measure_rtl()
-        figures, table = write_results(RESULTS, "ripple_rtl", report, markdown_rtl(report), indent=1)
+        fabric = Path(_option(args, "--fabric", str(RTL_FABRIC)))
+        report = measure_rtl(fabric=fabric)
+        figures, table = write_results(RESULTS, _option(args, "--name", "ripple_rtl"), report,
+                                       markdown_rtl(report), indent=1)
         for row in report["runs"]:
             o, r = row["ordered"], row["ripple"]
             what = f"{row['vertices']} vertices, d={row['degree']}" if row["kernel"] == "bfs" else \

@@ -280,8 +280,9 @@ class _Annealer:
         offset = len(self.grid)
         return wire, (source, *(offset + tile for tile in arrivals))
 
-    def _move(self, name, tile, affected) -> int:
-        """Move (or swap) ``name`` to ``tile``, keeping demand current; return the cost change.
+    def _move(self, name, tile, affected) -> tuple[int, dict]:
+        """Move (or swap) ``name`` to ``tile``; return the cost change and the change of demand
+        per link endpoint, which :meth:`_keep` applies if the move is kept.
 
         The affected streams' terms are taken away, the nodes moved, and the terms added back;
         only link endpoints whose demand changes can change the overflow."""
@@ -311,8 +312,12 @@ class _Annealer:
             if diff:
                 old, most = demand[key], supply[key]
                 over += max(0, old + diff - most) - max(0, old - most)
-                demand[key] = old + diff
-        return wire + self.overflow_weight * over
+        return wire + self.overflow_weight * over, change
+
+    def _keep(self, change: dict):
+        demand = self.demand
+        for key, diff in change.items():
+            demand[key] += diff
 
     def _candidates(self, kind: str, tile: int, reach: int) -> list:
         """Usable tiles of ``kind`` within ``reach`` rows and columns of ``tile`` (cached)."""
@@ -336,10 +341,11 @@ class _Annealer:
             return None
         affected = self.incident[name] | self.incident[other] if other is not None else self.incident[name]
         old = self.pos[name]
-        delta = self._move(name, tile, affected)
+        delta, change = self._move(name, tile, affected)
         if delta <= 0 or (temperature > 0 and self.rng.random() < math.exp(-delta / temperature)):
+            self._keep(change)
             return delta
-        self._move(name, old, affected)
+        self._relocate(name, old)       # back: the demand was never changed
         return None
 
     def run(self, effort: float):
