@@ -48,11 +48,12 @@ def generate_fabric(description, directory, *, top: str | None = None,
     from rsn.describe import describe
     from rsn.fabric import Fabric
     from rsn.fabric_spec import load_fabric
+    from rsn.unit_instances import convert_sharing_units
 
     spec = load_fabric(description)
     fabric = Fabric(spec)
     module = top or "rivulet_fabric"
-    text = verilog.convert(fabric, name=module, emit_src=keep_src, strip_internal_attrs=not keep_src)
+    text = convert_sharing_units(fabric, name=module, emit_src=keep_src, strip_internal_attrs=not keep_src)
     directory = Path(directory)
     verilog_path, json_path = directory / f"{module}.v", directory / f"{module}.json"
     write_atomically(verilog_path, text)

@@ -17,8 +17,15 @@ from .fu import fu_signature
 from .fu_kinds import fu_kind
 from .isa import REGISTERS, FuPortState, SwitchPortState, SwitchUop
 from .switch import Switch
+from .unit_instances import make_unit, shared_unit
 
 __all__ = ["Tile"]
+
+
+def _queue(shape, depth: int):
+    """A token queue: one module per shape and depth in a fabric's Verilog (rsn/unit_instances.py)."""
+    return shared_unit(("queue", TokenQueue.__qualname__, repr(shape), depth),
+                       lambda: TokenQueue(shape, depth), "queue")
 
 
 class Tile(wiring.Component):
@@ -66,10 +73,12 @@ class Tile(wiring.Component):
         m = Module()
         spec, kind = self.spec, self.kind
         m.submodules.control = control = TileControl(self.row, self.col, self.max_window)
-        m.submodules.switch = switch = Switch(spec.data_width, kind.n_in, kind.n_out)
+        shape = (spec.data_width, kind.n_in, kind.n_out)
+        m.submodules.switch = switch = shared_unit(("switch", Switch.__qualname__, shape),
+                                                   lambda: Switch(*shape), "switch")
         shared = {"shared_words": self.shared_words} if self.shared_words else {}
-        m.submodules.fu = fu = kind.rtl(width=spec.data_width, **spec.parameters(kind.name).rtl_arguments(),
-                                        **shared)
+        m.submodules.fu = fu = make_unit(kind, spec.data_width, spec.parameters(kind.name).rtl_arguments(),
+                                         shared)
         if self.shared_words:
             wiring.connect(m, fu.mem_req, wiring.flipped(self.mem_req))
             wiring.connect(m, wiring.flipped(self.mem_resp), fu.mem_resp)
@@ -80,8 +89,8 @@ class Tile(wiring.Component):
         wiring.connect(m, control.readback_out, wiring.flipped(self.readback_out))
 
         # Micro-op queues decouple the control chain from the units' progress.
-        m.submodules.switch_uops = switch_uops = TokenQueue(SwitchUop, spec.uop_queue_depth)
-        m.submodules.fu_uops = fu_uops = TokenQueue(unsigned(64), spec.uop_queue_depth)
+        m.submodules.switch_uops = switch_uops = _queue(SwitchUop, spec.uop_queue_depth)
+        m.submodules.fu_uops = fu_uops = _queue(unsigned(64), spec.uop_queue_depth)
         wiring.connect(m, control.switch_uop, switch_uops.i)
         wiring.connect(m, switch_uops.o, switch.uop)
         wiring.connect(m, control.fu_uop, fu_uops.i)
@@ -96,7 +105,7 @@ class Tile(wiring.Component):
             wiring.connect(m, switch.o[side], wiring.flipped(self.links_out[side]))
         self._fu_queues = []
         for k in range(kind.n_in):
-            queue = TokenQueue(unsigned(spec.data_width), spec.queue_depth)
+            queue = _queue(unsigned(spec.data_width), spec.queue_depth)
             m.submodules[f"fu_in{k}_queue"] = queue
             self._fu_queues.append(queue)
             wiring.connect(m, switch.o[4 + k], queue.i)

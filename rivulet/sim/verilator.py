@@ -16,7 +16,7 @@ import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass
 from pathlib import Path
 
-from amaranth.back import verilog
+from rsn.unit_instances import convert_sharing_units
 
 from .progress import Progress, say_on_stderr
 from .run_dirs import run_directory, safe_name
@@ -98,7 +98,7 @@ def build_design(key: str, component, *, wrap: bool = True, what: str | None = N
     build_dir = SIM_ROOT / key
     SIM_ROOT.mkdir(parents=True, exist_ok=True)
     with Progress(f"converting {what} to Verilog", quiet_for=10.0, say=say):
-        text = verilog.convert(Clocked(component) if wrap else component, name="top", emit_src=False)
+        text = convert_sharing_units(Clocked(component) if wrap else component, name="top", emit_src=False)
         text, _, _ = share_identical_modules(text)
     digest = hashlib.sha256(text.encode()).hexdigest()
     with open(SIM_ROOT / f"{key}.lock", "w") as lock:

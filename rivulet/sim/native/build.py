@@ -20,13 +20,12 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from amaranth.back import verilog
-
 from rivulet.sim.progress import Progress, say_on_stderr
 from rivulet.sim.run_dirs import safe_name
 from rivulet.sim.shared_modules import share_identical_modules
 from rivulet.sim.toolchain import shown_path, use_tool_environment
 from rivulet.sim.verilator import SIM_ROOT, _lock
+from rsn.unit_instances import convert_sharing_units
 
 from .top import SimTop
 
@@ -127,7 +126,7 @@ def build_native(key: str, top: SimTop, *, what: str | None = None, threads: int
             return NativeDesign(key, build_dir, top, times)
         started = time.monotonic()
         with Progress(f"converting {what} to Verilog", quiet_for=10.0, say=say):
-            text = _ZERO_INIT.sub("", verilog.convert(top, name="top", emit_src=False))
+            text = _ZERO_INIT.sub("", convert_sharing_units(top, name="top", emit_src=False))
             text, modules, shared = share_identical_modules(text)
         times["verilog"] = time.monotonic() - started
         times["modules"], times["modules_shared"] = modules, shared
@@ -152,7 +151,8 @@ def build_bare(key: str, component, *, what: str, say=say_on_stderr) -> tuple[Pa
     use_tool_environment()
     build_dir = SIM_ROOT / safe_name(key)
     started = time.monotonic()
-    text, _, _ = share_identical_modules(verilog.convert(Clocked(component), name="top", emit_src=False))
+    text = convert_sharing_units(Clocked(component), name="top", emit_src=False)
+    text, _, _ = share_identical_modules(text)
     times = {"verilog": time.monotonic() - started}
     times |= _build(build_dir, text, None, 1, what, say, driver=BARE)
     return build_dir / "obj" / "driver", times
