@@ -48,6 +48,7 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.snn
 	$(BIN)/python -m bench.ripple
 	$(BIN)/python -m bench.ripple --rtl
+	$(BIN)/python -m bench.ripple --rtl --fabric examples/fabrics/ripple_large.toml --name ripple_rtl_shared
 	$(BIN)/python -m bench.ripple_suite
 	$(BIN)/python -m bench.ripple_suite --fabric examples/fabrics/ripple_large.toml --name ripple_suite_shared
 	$(BIN)/python -m bench.fuzz
