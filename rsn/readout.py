@@ -108,14 +108,16 @@ def register_reads(compiled) -> tuple[list[int], int]:
 
 def _shared_memory_reads(operations) -> tuple[list[int], int]:
     """READs (and WRITEs) of the shared memory through the control plane's pointer: each run of
-    consecutive read addresses is one pointer write and then its words."""
+    consecutive read addresses is one pointer write and then its words, in packets as large as
+    the header's window field allows (global bodies stream through the dispenser; only micro-op
+    windows are limited by the expanders' buffers)."""
     from .assemble import shared_memory_packets, shared_memory_read_packets
 
     words, count, run = [], 0, []
 
     def flush():
         if run:
-            words.extend(shared_memory_read_packets(run[0], len(run), 8))
+            words.extend(shared_memory_read_packets(run[0], len(run), MAX_WINDOW_LIMIT))
             run.clear()
 
     for address, value in operations:
@@ -126,7 +128,7 @@ def _shared_memory_reads(operations) -> tuple[list[int], int]:
             count += 1
         else:
             flush()
-            words.extend(shared_memory_packets({address: value}, 8))
+            words.extend(shared_memory_packets({address: value}, MAX_WINDOW_LIMIT))
     flush()
     return words, count
 
