@@ -30,7 +30,9 @@ which a WRITE writes and a READ reads, either moving the pointer on by one. Both
 rest of dispatch: a ``mem_data`` WRITE's second body word is taken in the cycle the memory
 accepts its request (the bank writes at that edge, so anything later in the image sees the
 word); a ``mem_data`` READ holds the chain until its answer is on ``readback``, in order with
-every other read-back value. With no stalls and no bank conflict a preloaded word costs 2
+every other read-back value. The memory's per-bank counters (accesses and conflict cycles) are
+read-only global registers from 0x0020, two per bank (:func:`rsn.isa.bank_counter`), zeroed at
+START. With no stalls and no bank conflict a preloaded word costs 2
 cycles and a read word 4 (its answer leaves ``readback`` 3 cycles after the body's second word
 is taken); the assembler preloads before START, so the cycle counter leaves the load out.
 
