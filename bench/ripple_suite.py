@@ -20,8 +20,11 @@ START (so ``rtl_cycles`` no longer counts them), and adds ordered BFS at 1,024 v
 graph, out-degree 2 to 6) with its queue and visited arrays checked against Python's BFS. There
 each case also records:
 
-* ``preload_cycles``: the cycles before START, measured apart by the bench's clock (the cycle
-  ``done`` rose, less the fabric's counter and the cycle START is taken in): the image's preload;
+* ``preload_cycles``: the cycles before START, which the fabric's counter leaves out: the image
+  words in front of START (the preload), which the dispenser takes one per cycle since no PE
+  runs yet to contend for the banks. (The bench's clock says the same, the cycle ``done`` rose
+  less the counter and one, except in cases where ``done`` rises early, before the last
+  micro-ops arrive: there the first rise is not the end);
 * ``bank_accesses`` and ``bank_conflicts``: the memory's per-bank counters, read through the
   control plane after the run (since START, so the preload is not in them); the accesses must
   add up to the golden model's LOAD and STORE firings, or the case fails.
@@ -40,6 +43,8 @@ from ripple_core.riptide import load_graph, load_vectors
 from rivulet.frontends.riptide import RIPPLE_FABRIC
 from rivulet.sim.fabric_run import run_many_on_rtl
 from rsn.fabric_spec import load_fabric
+from rsn.image import split_packets
+from rsn.isa import Opcode
 from rsn.readout import register_reads, split_register_reads
 
 from .common import REPO, RESULTS, git_stamp, write_results
@@ -89,9 +94,8 @@ def measure(suite: Path = SUITE, fabric: Path = RIPPLE_FABRIC) -> dict:
             if sum(result.bank_accesses) != memory_firings:
                 problems = [*problems, f"the banks served {sum(result.bank_accesses)} requests, but the "
                                        f"golden model fired LOAD and STORE {memory_firings} times"]
-            row.update(preload_cycles=None if result.done_cycle is None else
-                       result.done_cycle - result.cycles - 1,
-                       memory_firings=memory_firings, bank_accesses=result.bank_accesses,
+            row.update(preload_cycles=_words_before_start(compiled.image), memory_firings=memory_firings,
+                       bank_accesses=result.bank_accesses,
                        bank_conflicts=result.bank_conflicts)
         rows.append({**row, "passed": not problems and result.done_cycle is not None, "problems": problems})
     fabric = Path(fabric).resolve()
@@ -102,6 +106,10 @@ def measure(suite: Path = SUITE, fabric: Path = RIPPLE_FABRIC) -> dict:
                 "shared_memory": None if memory is None else {"words": memory.words, "banks": memory.banks},
                 **git_stamp(), "simulation_seconds": round(wall, 1)}
     return {"settings": settings, "runs": rows}
+
+
+def _words_before_start(image) -> int:
+    return next(found.offset for found in split_packets(image) if found.opcode == Opcode.START)
 
 
 def _span(values) -> str:
@@ -137,8 +145,8 @@ def markdown(report: dict) -> str:
             "every passing case); conflicts: cycles, summed over the banks, in which a request waited "
             "for another's grant. Both are read from the banks' counters through the control plane. "
             "RTL: the fabric's counter (compute, with the configuration after START); preload: the "
-            "cycles before START, measured apart by the bench's clock; RTL + preload: the whole image "
-            "load and run.",
+            "cycles before START, which the counter leaves out (the preload's image words, one per "
+            "cycle); RTL + preload: the whole image load and run.",
             "",
             "| graph | cases passed | PEs | steps | RTL cycles | preload cycles | accesses | conflicts "
             "| RTL / steps | (RTL + preload) / steps |",
