@@ -60,7 +60,8 @@ Checked against the Verilated fabric (``testbench/rsn/test_cycle_model.py``,
 conflict match the RTL's counter or fall one cycle short of it; with conflicts the estimate is
 low. When this was written the RipTide suite's 68 cases matched it exactly on private banks
 (ripple.toml), and on the shared memory (ripple_large.toml) 31 matched and 37 were one cycle
-short: every case with memory accesses but none of the small programs of the test above.
+short: the 36 cases with memory accesses and one without (none of the small programs of the
+test above is).
 
 :func:`path_latency` gives the closed form for one stream: ``hops x Switch.LATENCY`` plus the
 sink's input queue latency, where ``hops`` counts the switches the stream passes through
