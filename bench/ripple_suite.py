@@ -17,7 +17,17 @@ The suite graphs have no host stream, so the stall profile does not matter; the 
 ``--fabric examples/fabrics/ripple_large.toml --name ripple_suite_shared`` runs the same cases on
 the fabric with the shared memory (docs/shared-memory.md), where the arrays are preloaded before
 START (so ``rtl_cycles`` no longer counts them), and adds ordered BFS at 1,024 vertices (random
-graph, out-degree 2 to 6) with its queue and visited arrays checked against Python's BFS.
+graph, out-degree 2 to 6) with its queue and visited arrays checked against Python's BFS. There
+each case also records:
+
+* ``preload_cycles``: the cycles before START, which the fabric's counter leaves out: the image
+  words in front of START (the preload), which the dispenser takes one per cycle since no PE
+  runs yet to contend for the banks. (The bench's clock says the same, the cycle ``done`` rose
+  less the counter and one, except in cases where ``done`` rises early, before the last
+  micro-ops arrive: there the first rise is not the end);
+* ``bank_accesses`` and ``bank_conflicts``: the memory's per-bank counters, read through the
+  control plane after the run (since START, so the preload is not in them); the accesses must
+  add up to the golden model's LOAD and STORE firings, or the case fails.
 """
 
 from __future__ import annotations
@@ -33,6 +43,8 @@ from ripple_core.riptide import load_graph, load_vectors
 from rivulet.frontends.riptide import RIPPLE_FABRIC
 from rivulet.sim.fabric_run import run_many_on_rtl
 from rsn.fabric_spec import load_fabric
+from rsn.image import split_packets
+from rsn.isa import Opcode
 from rsn.readout import register_reads, split_register_reads
 
 from .common import REPO, RESULTS, git_stamp, write_results
@@ -72,12 +84,20 @@ def measure(suite: Path = SUITE, fabric: Path = RIPPLE_FABRIC) -> dict:
     for (kernel, variant, k, case, lowering, compiled), result in zip(runs, results, strict=True):
         reads = split_register_reads(compiled, result.extra)
         problems = fabric_problems(lowering, compiled, result.outputs, result.firings, reads)
-        rows.append({"kernel": kernel, "variant": variant, "case": k, "origin": case.get("origin"),
-                     "passed": not problems and result.done_cycle is not None, "problems": problems,
-                     "reference_steps": case["reference_steps"][variant],
-                     "model_cycles": lowering.model.cycles, "rtl_cycles": result.cycles,
-                     "image_words": len(compiled.image), "pe_tiles": len(compiled.program.graph.fu_nodes()),
-                     "firings": lowering.model.firings})
+        row = {"kernel": kernel, "variant": variant, "case": k, "origin": case.get("origin"),
+               "reference_steps": case["reference_steps"][variant],
+               "model_cycles": lowering.model.cycles, "rtl_cycles": result.cycles,
+               "image_words": len(compiled.image), "pe_tiles": len(compiled.program.graph.fu_nodes()),
+               "firings": lowering.model.firings}
+        if spec.memory is not None:
+            memory_firings = lowering.model.mem_reads + lowering.model.mem_writes
+            if sum(result.bank_accesses) != memory_firings:
+                problems = [*problems, f"the banks served {sum(result.bank_accesses)} requests, but the "
+                                       f"golden model fired LOAD and STORE {memory_firings} times"]
+            row.update(preload_cycles=_words_before_start(compiled.image), memory_firings=memory_firings,
+                       bank_accesses=result.bank_accesses,
+                       bank_conflicts=result.bank_conflicts)
+        rows.append({**row, "passed": not problems and result.done_cycle is not None, "problems": problems})
     fabric = Path(fabric).resolve()
     memory = spec.memory
     settings = {"fabric": str(fabric.relative_to(REPO)) if fabric.is_relative_to(REPO) else fabric.name,
@@ -86,6 +106,10 @@ def measure(suite: Path = SUITE, fabric: Path = RIPPLE_FABRIC) -> dict:
                 "shared_memory": None if memory is None else {"words": memory.words, "banks": memory.banks},
                 **git_stamp(), "simulation_seconds": round(wall, 1)}
     return {"settings": settings, "runs": rows}
+
+
+def _words_before_start(image) -> int:
+    return next(found.offset for found in split_packets(image) if found.opcode == Opcode.START)
 
 
 def _span(values) -> str:
@@ -113,18 +137,45 @@ def markdown(report: dict) -> str:
         "",
         "## Per graph (min / max over cases)",
         "",
-        "| graph | cases passed | steps | model cycles | RTL cycles | image words | RTL / steps |",
-        "|---|---:|---:|---:|---:|---:|---:|",
     ]
+    if shared:
+        lines += [
+            "PEs: pe tiles the graph takes. Accesses: requests the memory's banks served from START "
+            "to done, summed over the banks (they equal the golden model's LOAD and STORE firings in "
+            "every passing case); conflicts: cycles, summed over the banks, in which a request waited "
+            "for another's grant. Both are read from the banks' counters through the control plane. "
+            "RTL: the fabric's counter (compute, with the configuration after START); preload: the "
+            "cycles before START, which the counter leaves out (the preload's image words, one per "
+            "cycle); RTL + preload: the whole image load and run.",
+            "",
+            "| graph | cases passed | PEs | steps | RTL cycles | preload cycles | accesses | conflicts "
+            "| RTL / steps | (RTL + preload) / steps |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        ]
+    else:
+        lines += ["| graph | cases passed | steps | model cycles | RTL cycles | image words | RTL / steps |",
+                  "|---|---:|---:|---:|---:|---:|---:|"]
     for kernel in KERNELS:
         for variant in VARIANTS:
             group = [row for row in rows if row["kernel"] == kernel and row["variant"] == variant]
             if not group:
                 continue
             ratios = [row["rtl_cycles"] / row["reference_steps"] for row in group]
-            lines.append(f"| {kernel} ({'STREAM' if variant == 'stream' else 'no STREAM'}) | "
-                         f"{sum(row['passed'] for row in group)} / {len(group)} | "
-                         f"{_span([r['reference_steps'] for r in group])} | "
+            head = (f"| {kernel} ({'STREAM' if variant == 'stream' else 'no STREAM'}) | "
+                    f"{sum(row['passed'] for row in group)} / {len(group)} | ")
+            if shared:
+                loaded = [(row["rtl_cycles"] + (row["preload_cycles"] or 0)) / row["reference_steps"]
+                          for row in group]
+                lines.append(head + f"{_span([r['pe_tiles'] for r in group])} | "
+                             f"{_span([r['reference_steps'] for r in group])} | "
+                             f"{_span([r['rtl_cycles'] for r in group])} | "
+                             f"{_span([r['preload_cycles'] or 0 for r in group])} | "
+                             f"{_span([sum(r['bank_accesses'] or [0]) for r in group])} | "
+                             f"{_span([sum(r['bank_conflicts'] or [0]) for r in group])} | "
+                             f"{min(ratios):.1f} / {max(ratios):.1f} | "
+                             f"{min(loaded):.1f} / {max(loaded):.1f} |")
+                continue
+            lines.append(head + f"{_span([r['reference_steps'] for r in group])} | "
                          f"{_span([r['model_cycles'] for r in group])} | "
                          f"{_span([r['rtl_cycles'] for r in group])} | "
                          f"{_span([r['image_words'] for r in group])} | "
@@ -136,18 +187,28 @@ def markdown(report: dict) -> str:
                   f"Python's BFS, and every PE fired as often as in the golden model. {row['pe_tiles']} pe "
                   f"tiles, {row['firings']} firings, {row['image_words']} image words; RTL "
                   f"{row['rtl_cycles']} cycles from START to done against the golden model's "
-                  f"{row['model_cycles']}."]
+                  f"{row['model_cycles']}, after {row['preload_cycles']} cycles of preload. The banks "
+                  f"served {_per_bank(row['bank_accesses'])} requests and waited "
+                  f"{_per_bank(row['bank_conflicts'])} cycles for conflicts (bank 0 first)."]
     rows = [row for row in rows if row["kernel"] in KERNELS]
+    memory_columns = ((" preload cycles | accesses per bank | conflicts per bank |", "---:|---|---|")
+                      if shared else ("", ""))
     lines += ["", "## Every case", "",
               "| graph | case | origin | passed | steps | model cycles | RTL cycles | image words "
-              "| pe tiles |",
-              "|---|---:|---|---|---:|---:|---:|---:|---:|"]
+              "| pe tiles |" + memory_columns[0],
+              "|---|---:|---|---|---:|---:|---:|---:|---:|" + memory_columns[1]]
     for row in rows:
+        memory = (f" {row['preload_cycles']} | {_per_bank(row['bank_accesses'])} | "
+                  f"{_per_bank(row['bank_conflicts'])} |") if shared else ""
         lines.append(f"| {row['kernel']} ({row['variant']}) | {row['case']} | {row['origin']} | "
                      f"{'yes' if row['passed'] else 'NO'} | {row['reference_steps']} | "
                      f"{row['model_cycles']} | "
-                     f"{row['rtl_cycles']} | {row['image_words']} | {row['pe_tiles']} |")
+                     f"{row['rtl_cycles']} | {row['image_words']} | {row['pe_tiles']} |" + memory)
     return "\n".join(lines) + "\n"
+
+
+def _per_bank(values) -> str:
+    return "-" if values is None else " ".join(str(value) for value in values)
 
 
 def main(argv=None) -> int:

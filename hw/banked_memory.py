@@ -138,6 +138,9 @@ class BankedMemory(wiring.Component):
         Requests granted by each bank (wraps).
     conflicts : Out(32).array(banks)
         Cycles in which some eligible request for the bank was not granted (wraps).
+    clear : In(1)
+        Zeroes every counter at the next edge (a fabric pulses it at START, so the counters
+        count the run, as the tiles' counters do); a grant in that cycle is not counted.
     """
 
     def __init__(self, ports: int, banks: int, words: int, *, width: int = 32, meta_width: int = 0,
@@ -172,6 +175,7 @@ class BankedMemory(wiring.Component):
             "resp": Out(stream.Signature(self.response_layout)).array(ports),
             "accesses": Out(COUNTER_WIDTH).array(banks),
             "conflicts": Out(COUNTER_WIDTH).array(banks),
+            "clear": In(1),
         })
 
     def elaborate(self, platform):
@@ -301,10 +305,13 @@ class BankedMemory(wiring.Component):
                                       busy & (op == MemoryOp.RELEASE), lock_result)
 
         waited = Cat(e & ~g for e, g in zip(eligible, granted, strict=True)).any()
-        m.d.sync += [
-            self.accesses[b].eq(self.accesses[b] + busy),
-            self.conflicts[b].eq(self.conflicts[b] + waited),
-        ]
+        with m.If(self.clear):
+            m.d.sync += [self.accesses[b].eq(0), self.conflicts[b].eq(0)]
+        with m.Else():
+            m.d.sync += [
+                self.accesses[b].eq(self.accesses[b] + busy),
+                self.conflicts[b].eq(self.conflicts[b] + waited),
+            ]
         return read.data, lock_result
 
     def _elaborate_directory(self, m, b, row, acquire, release, result):

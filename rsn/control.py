@@ -30,7 +30,9 @@ which a WRITE writes and a READ reads, either moving the pointer on by one. Both
 rest of dispatch: a ``mem_data`` WRITE's second body word is taken in the cycle the memory
 accepts its request (the bank writes at that edge, so anything later in the image sees the
 word); a ``mem_data`` READ holds the chain until its answer is on ``readback``, in order with
-every other read-back value. With no stalls and no bank conflict a preloaded word costs 2
+every other read-back value. The memory's per-bank counters (accesses and conflict cycles) are
+read-only global registers from 0x0020, two per bank (:func:`rsn.isa.bank_counter`), zeroed at
+START. With no stalls and no bank conflict a preloaded word costs 2
 cycles and a read word 4 (its answer leaves ``readback`` 3 cycles after the body's second word
 is taken); the assembler preloads before START, so the cycle counter leaves the load out.
 
@@ -54,7 +56,16 @@ from hw.params import ParameterError, check_int
 from hw.skid_buffer import elaborate_skid_pair
 
 from .fu import MEMORY_META_BITS, ConfigBus
-from .isa import BODY_BITS, GLOBAL_REGISTERS, Header, Opcode, SwitchUop
+from .isa import (
+    BANK_COUNTERS,
+    BODY_BITS,
+    GLOBAL_REGISTERS,
+    MAX_COUNTED_BANKS,
+    Header,
+    Opcode,
+    SwitchUop,
+    bank_counter,
+)
 
 __all__ = ["WordKind", "ExpanderInput", "PacketTracker", "Expander", "TileControl", "Dispenser",
            "connect_control_chain", "MAX_WINDOW_LIMIT"]
@@ -331,8 +342,14 @@ class Dispenser(wiring.Component):
     * ``mem_data``: the word at the pointer. A WRITE body makes a WRITE request of its value at
       the pointer, a READ body a READ request; either moves the pointer on by one.
 
-    Both are blocking, like the rest of dispatch. The second word of a ``mem_data`` WRITE body is
-    taken in the very cycle the memory accepts its request, and a bank writes at that edge, so
+    With ``memory_banks`` > 0 it also shows the memory's per-bank counters (``bank_accesses``,
+    ``bank_conflicts``, from :class:`~hw.banked_memory.BankedMemory`) as read-only global
+    registers: bank b's at :func:`rsn.isa.bank_counter` (``BANK_COUNTERS_BASE + 2 * b`` and
+    ``+ 1``), read like the cycle counter. The fabric zeroes them with ``clear`` (START).
+
+    Both memory registers are blocking, like the rest of dispatch. The second word of a
+    ``mem_data`` WRITE body is taken in the very cycle the memory accepts its request, and a
+    bank writes at that edge, so
     whatever comes later in the image (a PE's LOAD) sees the word; the write's answer is taken
     and dropped. A ``mem_data`` READ's second word is taken when its request is accepted, and
     then no ``ctrl`` word is taken until the answer has gone to ``readback``'s output register,
@@ -359,11 +376,17 @@ class Dispenser(wiring.Component):
     clear : Out(1)                              START: pulsed 1 cycle after its header
     mem_req : Out(stream.Signature(request_layout(32, MEMORY_META_BITS)))     (memory_words > 0)
     mem_resp : In(stream.Signature(response_layout(32, MEMORY_META_BITS)))    (memory_words > 0)
+    bank_accesses, bank_conflicts : In(32).array(memory_banks)                (memory_banks > 0)
     """
 
-    def __init__(self, memory_words: int = 0):
+    def __init__(self, memory_words: int = 0, memory_banks: int = 0):
         self.memory_words = check_int("Dispenser", "memory_words", memory_words, minimum=0,
                                       meaning="words of the shared memory (0: none)")
+        self.memory_banks = check_int("Dispenser", "memory_banks", memory_banks, minimum=0,
+                                      meaning="banks of the shared memory whose counters it shows")
+        if memory_banks > MAX_COUNTED_BANKS or (memory_banks and not memory_words):
+            raise ParameterError(f"Dispenser: memory_banks={memory_banks} is not allowed; it must be "
+                                 f"0..{MAX_COUNTED_BANKS}, and 0 without a shared memory")
         members = {
             "ctrl": In(stream.Signature(WORD)),
             "chain": Out(stream.Signature(WORD)),
@@ -377,6 +400,9 @@ class Dispenser(wiring.Component):
         if memory_words:
             members["mem_req"] = Out(stream.Signature(request_layout(32, MEMORY_META_BITS)))
             members["mem_resp"] = In(stream.Signature(response_layout(32, MEMORY_META_BITS)))
+        if memory_banks:
+            members["bank_accesses"] = In(32).array(memory_banks)
+            members["bank_conflicts"] = In(32).array(memory_banks)
         super().__init__(members)
 
     def elaborate(self, platform):
@@ -457,6 +483,10 @@ class Dispenser(wiring.Component):
             if pointer is not None:
                 with m.Case(GLOBAL_REGISTERS["mem_address"]):
                     m.d.comb += value.eq(pointer)
+            for bank in range(self.memory_banks):
+                for name in BANK_COUNTERS:
+                    with m.Case(bank_counter(bank, name)):
+                        m.d.comb += value.eq(getattr(self, f"bank_{name}")[bank])
         return value
 
 

@@ -8,7 +8,16 @@ from amaranth.hdl import Shape
 from amaranth.lib import data
 
 from .fabric_spec import FabricSpec
-from .isa import GLOBAL_REGISTERS, REGISTERS, Header, Opcode, Target, uop_layouts
+from .isa import (
+    BANK_COUNTERS,
+    BANK_COUNTERS_BASE,
+    GLOBAL_REGISTERS,
+    REGISTERS,
+    Header,
+    Opcode,
+    Target,
+    uop_layouts,
+)
 
 __all__ = ["describe"]
 
@@ -47,6 +56,9 @@ def describe(spec: FabricSpec, metadata: dict | None = None) -> dict:
         "control_chain_order": "serpentine from tile [0, 0]: even rows west to east, odd rows east to west",
         "registers": REGISTERS,
         "global_registers": GLOBAL_REGISTERS,
+        # With a shared memory: bank b's counters at base + len(counters) * b + index in counters.
+        "bank_counters": None if spec.memory is None else
+        {"base": BANK_COUNTERS_BASE, "counters": list(BANK_COUNTERS), "banks": spec.memory.banks},
         "opcodes": {member.name: member.value for member in Opcode},
         "packet": {"header": _layout_fields(Header), "target": _layout_fields(Target),
                    "body_words": 2},

@@ -36,7 +36,8 @@ class Fabric(wiring.Component):
 
     With a ``[memory]`` table the fabric holds one :class:`hw.banked_memory.BankedMemory`:
     port k belongs to the k-th tile of :meth:`FabricSpec.memory_tiles` (chain order), and the
-    last port to the control plane (docs/shared-memory.md).
+    last port to the control plane (docs/shared-memory.md), which also shows the memory's
+    per-bank counters as global registers and zeroes them at START.
     """
 
     def __init__(self, spec: FabricSpec, *, max_window: int = 8, watchdog_limit: int = 1024):
@@ -57,7 +58,9 @@ class Fabric(wiring.Component):
             m.submodules[f"tile_{row}_{col}"] = tiles[row, col]
         order = [tiles[tile] for tile in spec.chain_order()]  # the control chain, serpentine
 
-        m.submodules.dispenser = dispenser = Dispenser(memory_words=spec.memory.words if spec.memory else 0)
+        memory = spec.memory
+        m.submodules.dispenser = dispenser = Dispenser(memory_words=memory.words if memory else 0,
+                                                       memory_banks=memory.banks if memory else 0)
         wiring.connect(m, wiring.flipped(self.ctrl), dispenser.ctrl)
         wiring.connect(m, dispenser.readback, wiring.flipped(self.readback))
         wiring.connect(m, dispenser.chain, order[0].chain_in)
@@ -88,6 +91,10 @@ class Fabric(wiring.Component):
         host = len(users)
         wiring.connect(m, dispenser.mem_req, memory.req[host])
         wiring.connect(m, memory.resp[host], dispenser.mem_resp)
+        m.d.comb += memory.clear.eq(dispenser.clear)      # START: the counters count the run
+        for bank in range(spec.memory.banks):
+            m.d.comb += [dispenser.bank_accesses[bank].eq(memory.accesses[bank]),
+                         dispenser.bank_conflicts[bank].eq(memory.conflicts[bank])]
 
     def _elaborate_links(self, m, tiles):
         spec = self.spec

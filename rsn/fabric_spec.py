@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .fu_kinds import fu_kind, kind_names
+from .isa import MAX_COUNTED_BANKS
 
 __all__ = ["FabricError", "HostPort", "MemorySpec", "FabricSpec", "parse_fabric", "load_fabric",
            "default_fabric", "DIRECTIONS", "DEFAULT_FABRIC", "MAX_MEMORY_WORDS", "MAX_MEMORY_BANKS"]
@@ -18,7 +19,7 @@ DIRECTIONS = ("N", "E", "S", "W")            # switch port index = position in t
 DEFAULT_FABRIC = Path(__file__).resolve().parents[1] / "examples" / "fabrics" / "default.toml"
 _STEP = {"N": (-1, 0), "E": (0, 1), "S": (1, 0), "W": (0, -1)}
 MAX_MEMORY_WORDS = 1 << 20      # 4 MiB of 32-bit words: more than any FPGA part we target holds
-MAX_MEMORY_BANKS = 64
+MAX_MEMORY_BANKS = MAX_COUNTED_BANKS  # the control plane has bank counter registers for this many
 
 
 class FabricError(ValueError):

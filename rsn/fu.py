@@ -85,7 +85,8 @@ class FuKind:
     rules). ``late_inputs(uops)`` gives the inputs that are not read before the unit's first
     output, so a cycle through them is a recurrence rather than a wait. ``timing`` builds the
     cycle model's skeleton of one unit, ``timing(uop_queue, input_queues)``, for kinds whose
-    timing depends on token counts alone. ``storage_words(parameters)`` is the size of the bank
+    timing depends on token counts alone, or on token values too when the skeleton has a
+    ``prepare`` method (rsn.cycle_model). ``storage_words(parameters)`` is the size of the bank
     a program's ``memories`` fill with data words from address 0 (None: those entries are 32-bit
     registers). ``generator`` is an optional ``hw.catalog.Generator`` for ``rivulet generate``.
 

@@ -26,14 +26,17 @@ What an image means, packet by packet in image order:
 from dataclasses import dataclass, field
 
 from .isa import (
+    BANK_COUNTERS_BASE,
     BODY_WORDS,
     GLOBAL_REGISTERS,
+    MAX_COUNTED_BANKS,
     MEMORY_REGISTERS,
     Header,
     Opcode,
     SwitchUop,
     body_from_words,
     decode,
+    global_register_addresses,
 )
 
 __all__ = ["ImageError", "Packet", "Access", "ReadSlot", "TileImage", "Image", "split_packets",
@@ -220,11 +223,13 @@ def _refuse(packet: Packet, max_window: int | None):
                 raise ImageError(f"{where}: body {k} addresses register {address:#x}, beyond 16 bits")
     if opcode == Opcode.READ:
         if packet.is_global:
-            known = set(GLOBAL_REGISTERS.values())
+            known = global_register_addresses()
             for k, body in enumerate(packet.bodies):
                 if body & 0xFFFF_FFFF not in known:
                     raise ImageError(f"{where}: body {k} reads global register {body & 0xFFFF_FFFF:#x}; "
-                                     f"global registers are {GLOBAL_REGISTERS}")
+                                     f"global registers are {GLOBAL_REGISTERS} and the bank counters "
+                                     f"{BANK_COUNTERS_BASE:#x}.."
+                                     f"{BANK_COUNTERS_BASE + 2 * MAX_COUNTED_BANKS - 1:#x}")
         elif not (_single_bit(packet.rows) and _single_bit(packet.cols)):
             raise ImageError(f"{where}: a READ needs exactly one target tile (or all-zero masks for "
                              f"global registers), not rows={packet.rows:#x} cols={packet.cols:#x}")

@@ -15,7 +15,8 @@ __all__ = [
     "IsaError", "Opcode", "MacMode", "Precision", "BODY_BITS", "BODY_WORDS", "SWITCH_INPUTS",
     "SWITCH_OUTPUTS", "NO_INPUT", "SwitchUop", "MemUop", "MacUop", "AluUop", "Header", "Target",
     "uop_layout", "uop_layouts", "padded_uop", "REGISTERS", "LINK_BEATS_BITS", "GLOBAL_REGISTERS",
-    "MEMORY_REGISTERS",
+    "MEMORY_REGISTERS", "BANK_COUNTERS", "BANK_COUNTERS_BASE", "MAX_COUNTED_BANKS", "bank_counter",
+    "global_register_addresses",
     "FuPortState", "SwitchPortState", "QUEUED_BITS",
     "encode", "decode", "body_words",
     "body_from_words", "packet", "tile_mask",
@@ -168,6 +169,30 @@ LINK_BEATS_BITS = 16
 GLOBAL_REGISTERS = {"cycles": 0x0000, "done": 0x0001, "watchdog": 0x0002,
                     "mem_address": 0x0010, "mem_data": 0x0011}
 MEMORY_REGISTERS = ("mem_address", "mem_data")      # the global registers a WRITE may address
+
+# The shared memory's per-bank counters (hw.banked_memory.BankedMemory), read-only global
+# registers of a fabric with a [memory] table: bank b's requests served ("accesses") at
+# BANK_COUNTERS_BASE + 2 * b, and its cycles in which some request for it had to wait
+# ("conflicts") at BANK_COUNTERS_BASE + 2 * b + 1. START zeroes both, as it zeroes the tiles'
+# counters, so they count the run (not the preload before START). 32 bits, wrapping.
+BANK_COUNTERS = ("accesses", "conflicts")
+BANK_COUNTERS_BASE = 0x0020
+MAX_COUNTED_BANKS = 64          # rsn.fabric_spec's MAX_MEMORY_BANKS: the block ends at 0x009F
+
+
+def bank_counter(bank: int, counter: str) -> int:
+    """The global register address of ``counter`` ("accesses" or "conflicts") of ``bank``."""
+    if counter not in BANK_COUNTERS:
+        raise IsaError(f"bank counter {counter!r} is not one of {', '.join(BANK_COUNTERS)}")
+    if isinstance(bank, bool) or not isinstance(bank, int) or not 0 <= bank < MAX_COUNTED_BANKS:
+        raise IsaError(f"bank {bank!r} is outside 0..{MAX_COUNTED_BANKS - 1}")
+    return BANK_COUNTERS_BASE + len(BANK_COUNTERS) * bank + BANK_COUNTERS.index(counter)
+
+
+def global_register_addresses() -> set[int]:
+    """Every address a global READ may name: the named registers and the bank counter block."""
+    block = range(BANK_COUNTERS_BASE, BANK_COUNTERS_BASE + len(BANK_COUNTERS) * MAX_COUNTED_BANKS)
+    return set(GLOBAL_REGISTERS.values()) | set(block)
 
 
 def _fields(layout):

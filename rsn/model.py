@@ -12,7 +12,12 @@ The fabric's shared memory (its ``[memory]`` table) is :attr:`FabricModel.memory
 order, one request at a time, as the dispenser does.
 
 What comes out on the host ports is fixed by the program, not by timing, so the RTL must match it
-exactly. Stall counts depend on timing and are not modelled.
+exactly. So are the shared memory's per-bank access counts (:attr:`ModelResult.bank_accesses`):
+every word a firing unit reads or writes there, and every ``mem_data`` request of the control
+plane, counted from START like the RTL's bank counters (so a preload before START is not
+counted). Stall counts and the banks' conflict cycles depend on timing and are not modelled;
+nor, on the RTL, are a spill queue's ring traffic and an ACQUIRE's retries, so the counts are
+exact only for programs whose memory traffic is LOADs and STOREs.
 
 A deadlock raises :class:`DeadlockError` with the report of :mod:`rsn.hang_report`, made from
 the same diagnostic registers the RTL bench reads after its watchdog fires (here computed from
@@ -30,7 +35,18 @@ from .fabric_spec import DIRECTIONS, FabricSpec
 from .fu_kinds import fu_kind
 from .hang_report import STATUS_STALLED, TileSnapshot, diagnostic_addresses, hang_report
 from .image import decode_image
-from .isa import GLOBAL_REGISTERS, REGISTERS, FuPortState, Opcode, SwitchPortState, SwitchUop, decode, encode
+from .isa import (
+    BANK_COUNTERS,
+    BANK_COUNTERS_BASE,
+    GLOBAL_REGISTERS,
+    REGISTERS,
+    FuPortState,
+    Opcode,
+    SwitchPortState,
+    SwitchUop,
+    decode,
+    encode,
+)
 from .switch_model import SwitchModel
 
 __all__ = ["FabricModel", "ModelResult", "DeadlockError"]
@@ -57,6 +73,34 @@ class ModelResult:
     firings: dict[tuple[int, int], int]
     link_beats: dict[tuple[int, int], list[int]]
     reads: list[int] = field(default_factory=list)
+    bank_accesses: list[int] | None = None      # per bank, since START (None: no shared memory)
+
+
+class _CountedWords(list):
+    """The shared memory's words, noting the bank of every word read or written, so that the
+    fabric model counts only the accesses of steps that fire: a unit may read a LOAD's word while
+    planning a firing that then waits for room at its output, which the hardware never requests."""
+
+    def __init__(self, words, banks: int):
+        super().__init__(words)
+        self.banks = banks
+        self.touched: list[int] = []
+
+    def __getitem__(self, index):
+        if isinstance(index, int):
+            self.touched.append(index % self.banks)
+        return super().__getitem__(index)
+
+    def __setitem__(self, index, value):
+        if isinstance(index, int):
+            self.touched.append(index % self.banks)
+        super().__setitem__(index, value)
+
+    def count_into(self, accesses: list[int]):
+        """Add what was touched since the last call to ``accesses`` (per bank), and forget it."""
+        for bank in self.touched:
+            accesses[bank] += 1
+        self.touched.clear()
 
 
 class _Tile:
@@ -67,6 +111,7 @@ class _Tile:
         shared = {"shared_words": spec.memory.words} if spec.memory is not None and kind.memory_port else {}
         self.fu = kind.model(width=spec.data_width, **spec.parameters(kind.name).rtl_arguments(), **shared)
         self.switch_used = self.fu_used = False
+        self.counted = None         # (shared words, per-bank accesses) for a unit that shares them
         capacity = _LINK_CAPACITY + spec.queue_depth
         self.fu_in = [Channel(f"{tile} fu.i[{k}]", capacity) for k in range(kind.n_in)]
         self.fu_out = [Channel(f"{tile} fu.o[{k}]", 1) for k in range(kind.n_out)]
@@ -79,7 +124,16 @@ class _Tile:
 
     def step(self) -> bool:
         moved = self.switch.step(self.switch_in, self.switch_out)
-        return self.fu.step(self.fu_in, self.fu_out) or moved
+        if self.counted is None:
+            return self.fu.step(self.fu_in, self.fu_out) or moved
+        words, accesses = self.counted
+        words.touched.clear()
+        firings = self.fu.firings
+        stepped = self.fu.step(self.fu_in, self.fu_out)
+        if self.fu.firings != firings:
+            words.count_into(accesses)
+        words.touched.clear()
+        return stepped or moved
 
 
 class FabricModel:
@@ -95,9 +149,13 @@ class FabricModel:
         self.memory = None if memory is None else \
             BankedMemoryModel(memory.words, memory.banks, memory.lock_entries)
         self.memory_pointer = 0
+        self.bank_accesses = None if memory is None else [0] * memory.banks
+        if memory is not None:
+            self.memory.data = _CountedWords(self.memory.data, memory.banks)
         self.tiles = {tile: _Tile(spec, tile) for tile in spec.all_tiles()}
         for tile in spec.memory_tiles():         # their LOADs, STOREs and atomics reach the one memory
             self.tiles[tile].fu.share_memory(self.memory.data, directory=self.memory)
+            self.tiles[tile].counted = (self.memory.data, self.bank_accesses)
         self.host_in: dict[str, Channel] = {}
         self.host_out: dict[str, Channel] = {}
         self._wire()
@@ -130,7 +188,11 @@ class FabricModel:
         if tile is None:
             if address == GLOBAL_REGISTERS["done"]:
                 return int(self._done())
-            return 0        # the cycle counter and the watchdog are timing: not modelled
+            bank, counter = divmod(address - BANK_COUNTERS_BASE, len(BANK_COUNTERS))
+            if self.bank_accesses is not None and 0 <= bank < len(self.bank_accesses) \
+                    and BANK_COUNTERS[counter] == "accesses":
+                return self.bank_accesses[bank] & 0xFFFF_FFFF
+            return 0        # cycles, watchdog and conflict cycles are timing: not modelled
         unit = self.tiles[tile]
         if address < REGISTERS["firings"]:
             return unit.fu.read_word(address) if hasattr(unit.fu, "read_word") else 0
@@ -238,7 +300,7 @@ class FabricModel:
             done=self._done(),
             firings={tile: unit.fu.firings for tile, unit in self.tiles.items()},
             link_beats={tile: list(unit.switch.beats) for tile, unit in self.tiles.items()},
-            reads=reads)
+            reads=reads, bank_accesses=None if self.bank_accesses is None else list(self.bank_accesses))
 
     def _dispatch(self, packet, delivered: int, reads) -> tuple[int, bool]:
         """Hand ``packet`` to its target tiles in chain order, from target ``delivered`` on.
@@ -276,13 +338,17 @@ class FabricModel:
         elif opcode == Opcode.WRITE and packet.is_global:
             for body in packet.bodies:
                 self._global_write(body & 0xFFFF, body >> 32)
+        elif opcode == Opcode.START and self.bank_accesses is not None:
+            self.bank_accesses[:] = [0] * len(self.bank_accesses)    # as the dispenser's clear does
         return delivered, True
 
     def _global_read(self, address: int) -> int:
         if address == GLOBAL_REGISTERS["mem_address"]:
             return self.memory_pointer
         if address == GLOBAL_REGISTERS["mem_data"]:
+            self.memory.data.touched.clear()
             value, _fault = self.memory.request(MemoryOp.READ, self.memory_pointer)
+            self.memory.data.count_into(self.bank_accesses)
             self.memory_pointer += 1
             return value
         return self._register(None, address)
@@ -292,7 +358,9 @@ class FabricModel:
         if address == GLOBAL_REGISTERS["mem_address"]:
             self.memory_pointer = value
         elif address == GLOBAL_REGISTERS["mem_data"]:
+            self.memory.data.touched.clear()
             self.memory.request(MemoryOp.WRITE, self.memory_pointer, value & 0xFFFF_FFFF)
+            self.memory.data.count_into(self.bank_accesses)
             self.memory_pointer += 1
 
     def _drain_expanders(self) -> bool:

@@ -7,8 +7,9 @@ result means the same thing whichever way it was read.
 from dataclasses import dataclass
 
 from .assemble import read_packet
+from .control import MAX_WINDOW_LIMIT
 from .fu_kinds import fu_kind
-from .isa import GLOBAL_REGISTERS, REGISTERS
+from .isa import BANK_COUNTERS, GLOBAL_REGISTERS, REGISTERS, bank_counter
 from .program import SHARED_MEMORY, host_inputs_declared
 
 __all__ = ["RtlResult", "counter_reads", "used_tiles", "parse_readback", "register_reads",
@@ -26,6 +27,14 @@ class RtlResult:
     stalls: dict[tuple[int, int], int]      # FU cycles busy without moving a token (timing: RTL only)
     stalled_cycle: int | None = None        # bench cycle at which the watchdog fired
     host_sent: dict[str, int] | None = None  # host port -> tokens the fabric took (a simulated host's count)
+    # The shared memory's per-bank counters since START (None without a [memory] table): requests
+    # each bank served (exact: the golden model counts them too), and cycles in which some
+    # request for the bank waited for another's grant (timing: RTL only, like `stalls`).
+    bank_accesses: list[int] | None = None
+    bank_conflicts: list[int] | None = None
+
+
+MEMORY_COUNTERS = "memory"      # the layout entry of the bank counters
 
 
 def used_tiles(compiled) -> list[tuple[int, int]]:
@@ -34,7 +43,8 @@ def used_tiles(compiled) -> list[tuple[int, int]]:
 
 
 def counter_reads(spec, tiles) -> tuple[list[int], list[tuple]]:
-    """READ packets for the counters of ``tiles`` and the global cycle counter, and their layout."""
+    """READ packets for the counters of ``tiles``, the global cycle counter and, on a fabric with
+    a shared memory, its bank counters; and their layout."""
     words, layout = [], []
     for tile in tiles:
         outputs = 4 + fu_kind(spec.kind(tile)).n_in
@@ -44,6 +54,11 @@ def counter_reads(spec, tiles) -> tuple[list[int], list[tuple]]:
         layout.append((tile, len(addresses)))
     words += read_packet(None, [GLOBAL_REGISTERS["cycles"]])
     layout.append((None, 1))
+    if spec.memory is not None:
+        addresses = [bank_counter(bank, name) for bank in range(spec.memory.banks) for name in BANK_COUNTERS]
+        for first in range(0, len(addresses), MAX_WINDOW_LIMIT):
+            words += read_packet(None, addresses[first:first + MAX_WINDOW_LIMIT])
+        layout.append((MEMORY_COUNTERS, len(addresses)))
     return words, layout
 
 
@@ -52,14 +67,20 @@ def parse_readback(outputs: dict[str, list[int]], readback: list[int], layout, *
     """An :class:`RtlResult` from the host outputs and the words read back for ``layout``."""
     words = iter(readback)
     firings, link_beats, status, stalls, cycles = {}, {}, {}, {}, 0
+    accesses = conflicts = None
     for tile, count in layout:
         values = [next(words) for _ in range(count)]
         if tile is None:
             cycles = values[0]
+        elif tile == MEMORY_COUNTERS:
+            step = len(BANK_COUNTERS)
+            accesses = values[BANK_COUNTERS.index("accesses")::step]
+            conflicts = values[BANK_COUNTERS.index("conflicts")::step]
         else:
             status[tile], firings[tile], stalls[tile] = values[:3]
             link_beats[tile] = values[3:]
-    return RtlResult(outputs, firings, link_beats, cycles, done_cycle, status, stalls, stalled_cycle)
+    return RtlResult(outputs, firings, link_beats, cycles, done_cycle, status, stalls, stalled_cycle,
+                     bank_accesses=accesses, bank_conflicts=conflicts)
 
 
 def register_reads(compiled) -> tuple[list[int], int]:
@@ -87,14 +108,16 @@ def register_reads(compiled) -> tuple[list[int], int]:
 
 def _shared_memory_reads(operations) -> tuple[list[int], int]:
     """READs (and WRITEs) of the shared memory through the control plane's pointer: each run of
-    consecutive read addresses is one pointer write and then its words."""
+    consecutive read addresses is one pointer write and then its words, in packets as large as
+    the header's window field allows (global bodies stream through the dispenser; only micro-op
+    windows are limited by the expanders' buffers)."""
     from .assemble import shared_memory_packets, shared_memory_read_packets
 
     words, count, run = [], 0, []
 
     def flush():
         if run:
-            words.extend(shared_memory_read_packets(run[0], len(run), 8))
+            words.extend(shared_memory_read_packets(run[0], len(run), MAX_WINDOW_LIMIT))
             run.clear()
 
     for address, value in operations:
@@ -105,7 +128,7 @@ def _shared_memory_reads(operations) -> tuple[list[int], int]:
             count += 1
         else:
             flush()
-            words.extend(shared_memory_packets({address: value}, 8))
+            words.extend(shared_memory_packets({address: value}, MAX_WINDOW_LIMIT))
     flush()
     return words, count
 

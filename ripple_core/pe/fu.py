@@ -148,7 +148,12 @@ def describe_config(words) -> str:
     return operator + (f" ({', '.join(notes)})" if notes else "")
 
 
+def _timing(uop_queue, input_queues):
+    from .timing import PeTiming  # the cycle model imports the kinds
+    return PeTiming(uop_queue, input_queues)
+
+
 PE_KIND = FuKind("pe", N_SLOTS, N_PORTS, PeUop, LATENCY, PeFu, PeModel, parameters=PeParameters,
-                 count_fields=lambda uop: ("firings",), cyclic=True,
+                 count_fields=lambda uop: ("firings",), cyclic=True, timing=_timing,
                  describe_registers=(REG_CONFIG, REG_STATUS), describe_config=describe_config,
                  memory_port=True)

@@ -24,7 +24,7 @@ from rsn.readout import register_reads
 pytestmark = pytest.mark.verilator
 
 FIELDS = ("outputs", "firings", "link_beats", "status", "stalls", "cycles", "done_cycle",
-          "stalled_cycle", "extra", "host_sent")
+          "stalled_cycle", "extra", "host_sent", "bank_accesses", "bank_conflicts")
 
 
 def _assert_tiers_agree(compiled_programs, profiles, seeds, case, extra_reads=None):

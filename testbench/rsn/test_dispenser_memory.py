@@ -415,3 +415,45 @@ def test_dispenser_without_memory_keeps_its_ports():
     assert _top_ports(with_memory) == PLAIN_PORTS | MEMORY_PORTS
     with pytest.raises(ParameterError, match="memory_words=-1"):
         Dispenser(memory_words=-1)
+
+
+def test_dispenser_shows_the_bank_counters_as_global_registers():
+    """A global READ of the bank counter block returns, bank by bank, the counters the dispenser
+    is given (random values, seed printed), in body order, like any global register."""
+    from amaranth.sim import Simulator
+
+    from rsn.isa import BANK_COUNTERS, bank_counter
+
+    (seed,) = seeds_for("dispenser-bank-counters", count=1)
+    print(f"dispenser bank counters seed={seed}")
+    rng = random.Random(seed)
+    banks = 4
+    order = [(bank, name) for bank in range(banks) for name in BANK_COUNTERS]
+    rng.shuffle(order)
+    values = {key: rng.getrandbits(32) for key in order}
+    words = read_packet(None, [bank_counter(bank, name) for bank, name in order])
+    dut = Dispenser(memory_words=64, memory_banks=banks)
+    got = []
+
+    async def bench(ctx):
+        for (bank, name), value in values.items():
+            ctx.set(getattr(dut, f"bank_{name}")[bank], value)
+        ctx.set(dut.chain.ready, 1)
+        ctx.set(dut.readback.ready, 1)
+        sent = 0
+        for _ in range(10 * len(words)):
+            ctx.set(dut.ctrl.valid, sent < len(words))
+            ctx.set(dut.ctrl.payload, words[sent] if sent < len(words) else 0)
+            if ctx.get(dut.readback.valid):
+                got.append(ctx.get(dut.readback.payload))
+            taken = sent < len(words) and ctx.get(dut.ctrl.ready)
+            await ctx.tick()
+            sent += bool(taken)
+
+    simulator = Simulator(dut)
+    simulator.add_clock(1e-6)
+    simulator.add_testbench(bench)
+    simulator.run()
+    assert got == [values[key] for key in order]
+    with pytest.raises(ParameterError, match="memory_banks=2"):
+        Dispenser(memory_banks=2)
