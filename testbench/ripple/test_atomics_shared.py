@@ -17,14 +17,20 @@ from amaranth.sim import Simulator
 from hw.banked_memory import BankedMemory
 from ripple_core.builder import Builder
 from ripple_core.lower import LoweringError, compile_lowering, lower_graph
-from ripple_core.pe import REG_CONFIG, REG_CONST, REG_FAULT, REG_STATUS, STATUS_FAULT, pe_config_word
+from ripple_core.pe import REG_CONFIG, REG_CONST, STATUS_FAULT, pe_config_word
 from ripple_core.pe.model import PeMemoryError, PeModel
 from ripple_core.programs import bfs_case, histogram, histogram_case, random_csr, ripple_bfs
 from rivulet.sim.seeds import seeds_for
 from rivulet.sim.streams import PROFILES, ScoreboardError, SinkDriver, SourceDriver, StreamPort
 from rsn.channels import Channel
-from testbench.ripple.test_pe_shared import WORDS, SharedPes, _Stream
-from testbench.ripple.test_shared_memory import PRIVATE, SHARED, SMALL_SHARED, check_on_fabric_model
+from testbench.ripple.test_pe_shared import WORDS, SharedPes, _Stream, read_fault_registers
+from testbench.ripple.test_shared_memory import (
+    PRIVATE,
+    SHARED,
+    SMALL_SHARED,
+    check_on_fabric_model,
+    check_on_small_rtl,
+)
 
 
 class GrantingMemory(BankedMemory):
@@ -47,17 +53,6 @@ async def _configure(ctx, pe, op, slots, constants):
         ctx.set(pe.cfg.data, value)
         await ctx.tick()
     ctx.set(pe.cfg.write, 0)
-
-
-async def _read_registers(ctx, pe):
-    words = []
-    for addr in (REG_STATUS, REG_FAULT):
-        ctx.set(pe.cfg.addr, addr)
-        ctx.set(pe.cfg.read, 1)
-        await ctx.tick()
-        ctx.set(pe.cfg.read, 0)
-        words.append(ctx.get(pe.cfg.rdata))
-    return tuple(words)
 
 
 def run_sites(addresses, *, profile, seed, hold=(0, 12), lock_entries=4, memory_class=BankedMemory,
@@ -131,7 +126,7 @@ def run_sites(addresses, *, profile, seed, hold=(0, 12), lock_entries=4, memory_
             raise ScoreboardError(f"no completion after {max_cycles} cycles: grants per site "
                                   f"{[len(g) for g in log['grants']]}, done tokens "
                                   f"{[len(d) for d in log['dones']]}, of {[len(a) for a in addresses]}")
-        log["faults"] = [await _read_registers(ctx, pe) for pe in dut.pes]
+        log["faults"] = [await read_fault_registers(ctx, pe) for pe in dut.pes]
         log["asked"] = [len(watched[2 * k].monitor.transfers) for k in range(sites)]
 
     simulator = Simulator(dut)
@@ -206,7 +201,7 @@ def test_a_release_of_a_free_address_faults_with_the_address_and_does_not_hang()
         await send(ctx, dut.pes[0], 5)
         await send(ctx, dut.pes[1], 5)
         await send(ctx, dut.pes[2], 7)
-        seen["registers"] = [await _read_registers(ctx, pe) for pe in dut.pes]
+        seen["registers"] = [await read_fault_registers(ctx, pe) for pe in dut.pes]
 
     simulator = Simulator(dut)
     simulator.add_clock(1e-8)
@@ -311,10 +306,6 @@ def test_atomics_on_a_memory_without_a_directory_are_refused():
 def test_the_atomic_histogram_on_the_rtl_under_back_pressure():
     """Ripple's atomic histogram on the 3x4 shared-memory fabric of the shared-memory RTL
     tests (one build for both), in one native simulation under every stall profile."""
-    from rivulet.sim.fabric_run import run_many_on_rtl
-    from rsn.readout import register_reads, split_register_reads
-    from testbench.ripple.test_lower import _check
-
     (seed,) = seeds_for("atomics-shared-rtl", count=1)
     rng = random.Random(seed)
     runs = []
@@ -327,9 +318,4 @@ def test_the_atomic_histogram_on_the_rtl_under_back_pressure():
         runs.append((f"histogram {profile} keys={keys} seed={run_seed}", lowering,
                      compile_lowering(lowering, SMALL_SHARED, seed=run_seed), profile, run_seed))
     print(f"atomic histogram on the RTL, base seed {seed}: {[run[0] for run in runs]}")
-    results = run_many_on_rtl([run[2] for run in runs], profiles=[run[3] for run in runs],
-                              seeds=[run[4] for run in runs], case="atomics-shared-rtl",
-                              extra_reads=[register_reads(run[2]) for run in runs])
-    for (label, lowering, compiled, _, _), result in zip(runs, results, strict=True):
-        _check(label, lowering, compiled, result.outputs, result.firings,
-               split_register_reads(compiled, result.extra))
+    check_on_small_rtl(runs, "atomics-shared-rtl")

@@ -177,17 +177,7 @@ def run_shared(dut, configs, inputs, expected_counts, *, preload, profile, seed,
             if stream.source:
                 ctx.set(stream.stream.valid, 0)
         result["memory"] = [await host_access(ctx, MemoryOp.READ, addr) for addr in range(WORDS)]
-        faults = {}
-        for k, pe in enumerate(dut.pes):
-            words = []
-            for addr in (REG_STATUS, REG_FAULT):
-                ctx.set(pe.cfg.addr, addr)
-                ctx.set(pe.cfg.read, 1)
-                await ctx.tick()
-                ctx.set(pe.cfg.read, 0)
-                words.append(ctx.get(pe.cfg.rdata))
-            faults[k] = tuple(words)
-        result["faults"] = faults
+        result["faults"] = {k: await read_fault_registers(ctx, pe) for k, pe in enumerate(dut.pes)}
         result["accesses"] = [ctx.get(counter) for counter in dut.memory.accesses]
         result["conflicts"] = [ctx.get(counter) for counter in dut.memory.conflicts]
 
@@ -334,3 +324,15 @@ def test_bank_conflicts_from_many_pes_at_once_are_counted_and_nothing_is_lost():
     assert run.accesses[0] == WORDS // BANKS + n * tokens + WORDS // BANKS
     assert run.conflicts[0] > 0, "five PEs on one bank must wait for each other"
     assert run.conflicts[1:] == [0] * (BANKS - 1)
+
+
+async def read_fault_registers(ctx, pe) -> tuple[int, int]:
+    """A PE's status and fault registers, read through its configuration bus."""
+    words = []
+    for addr in (REG_STATUS, REG_FAULT):
+        ctx.set(pe.cfg.addr, addr)
+        ctx.set(pe.cfg.read, 1)
+        await ctx.tick()
+        ctx.set(pe.cfg.read, 0)
+        words.append(ctx.get(pe.cfg.rdata))
+    return tuple(words)

@@ -168,8 +168,6 @@ def test_the_shapes_on_the_rtl_under_back_pressure():
     """The three shapes on a 3x4 fabric of pe tiles with a 512-word shared memory, in one native
     simulation, each under every stall profile: the whole path (preload through the control
     plane, LOADs and STOREs through the banks, read-back) on the generated Verilog."""
-    from rivulet.sim.fabric_run import run_many_on_rtl
-
     (seed,) = seeds_for("shared-memory-rtl", count=1)
     rng = random.Random(seed)
     runs = []
@@ -181,11 +179,20 @@ def test_the_shapes_on_the_rtl_under_back_pressure():
             runs.append((f"{label} {profile} seed={run_seed}", lowering,
                          compile_lowering(lowering, SMALL_SHARED, seed=run_seed), profile, run_seed))
     print(f"shared memory on the RTL, base seed {seed}: {[run[0] for run in runs]}")
+    for label, lowering, *_ in runs:
+        assert SHARED_MEMORY in lowering.program.reads, label
+    check_on_small_rtl(runs, "shared-memory-rtl")
+
+
+def check_on_small_rtl(runs, case: str):
+    """Run ``runs``, (label, lowering, compiled, profile, seed) each, in one native simulation of
+    the 3x4 shared-memory fabric, and check outputs, firings and read-back against each case."""
+    from rivulet.sim.fabric_run import run_many_on_rtl
+
     results = run_many_on_rtl([run[2] for run in runs], profiles=[run[3] for run in runs],
-                              seeds=[run[4] for run in runs], case="shared-memory-rtl",
+                              seeds=[run[4] for run in runs], case=case,
                               extra_reads=[register_reads(run[2]) for run in runs])
     for (label, lowering, compiled, _, _), result in zip(runs, results, strict=True):
-        assert SHARED_MEMORY in lowering.program.reads, label
         _check(label, lowering, compiled, result.outputs, result.firings,
                split_register_reads(compiled, result.extra))
 
