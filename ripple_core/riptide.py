@@ -5,6 +5,12 @@ The formats are those of the RipTide peer suite's README. Vertex ``ID`` k become
 (labelled with the vertex's own name); ``xdata`` sources become argument inputs; pointer
 arguments become arrays laid out in argument order. Every error names the file, the vertex and
 the field, so a broken graph is fixed at its source.
+
+Rivulet's extensions of the format (docs/graph-json.md), all optional, so a file without them
+reads as before: a vertex's ``node`` names its node instead of ``v<ID>``; the operators QUEUE,
+ARB, TASK, ACQUIRE, RELEASE and SINK, with the vertex fields ``width``, ``sources`` and ``ind``;
+a source's ``depth`` and ``spill``; a pointer argument's ``size``. :mod:`ripple_core.export`
+writes the format.
 """
 
 import json
@@ -15,7 +21,15 @@ from .graph import Graph, GraphError, Input
 from .interp import check_inputs, run
 from .ops import BINARY, STREAM_COMPARES
 
-__all__ = ["RiptideFormatError", "load_graph", "parse_graph", "load_vectors", "run_case", "CaseResult"]
+__all__ = ["RiptideFormatError", "load_graph", "parse_graph", "load_vectors", "run_case", "CaseResult",
+           "SUITE_OPS", "RIPPLE_OPS", "TUPLE_FIELDS"]
+
+# The operators of the peer suite's format, and Rivulet's additions to it.
+SUITE_OPS = frozenset(BINARY) | {"ID", "SELECT", "STEER", "MERGE", "ORDER", "CARRY", "INVARIANT", "STREAM",
+                                 "LOAD", "STORE"}
+RIPPLE_OPS = frozenset({"QUEUE", "ARB", "TASK", "ACQUIRE", "RELEASE", "SINK"})
+# The vertex fields of the tuple operators, each read into the attribute of the same name.
+TUPLE_FIELDS = {"QUEUE": ("width",), "ARB": ("width", "sources"), "TASK": ("width", "ind")}
 
 
 class RiptideFormatError(GraphError):
@@ -33,30 +47,40 @@ def _polarity(where: str, vertex: dict) -> bool:
     return pred.endswith("_TRUE")
 
 
-def _source(where: str, slot, scalars, arrays, ids) -> Input:
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _source(where: str, slot, scalars, arrays, ids: dict) -> Input:
     if not isinstance(slot, list) or not slot or not isinstance(slot[0], dict):
         _fail(where, "is not a non-empty list of sources")
     source = slot[0]
     kind, held = source.get("type"), source.get("hold", False)
     if not isinstance(held, bool):
         _fail(where, f"field 'hold' is {held!r}, not true/false")
+    depth, spill = source.get("depth"), source.get("spill", False)
+    if depth is not None and (not _is_int(depth) or depth < 1):
+        _fail(where, f"field 'depth' {depth!r} is not an integer >= 1")
+    if not isinstance(spill, bool):
+        _fail(where, f"field 'spill' is {spill!r}, not true/false")
+    options = {"hold": held, "depth": depth, "spill": spill}
     if kind == "data":
         vid, port = source.get("ID"), source.get("oport", 0)
-        if vid not in ids:
+        if not _is_int(vid) or vid not in ids:
             _fail(where, f"field 'ID' {vid!r} names no vertex of this graph")
-        if not isinstance(port, int) or isinstance(port, bool) or port < 0:
+        if not _is_int(port) or port < 0:
             _fail(where, f"field 'oport' {port!r} is not a port number")
-        return Input("edge", source=f"v{vid}", port=port, hold=held)
+        return Input("edge", source=ids[vid], port=port, **options)
     if kind == "xdata":
         name = source.get("name")
         if name not in scalars and name not in arrays:
             _fail(where, f"field 'name' {name!r} is not an argument of the function")
-        return Input("arg", name=name, hold=held)
+        return Input("arg", name=name, **options)
     if kind == "const":
         value = source.get("value")
-        if not isinstance(value, int) or isinstance(value, bool):
+        if not _is_int(value):
             _fail(where, f"field 'value' {value!r} is not an integer")
-        return Input("const", value=value, hold=held)
+        return Input("const", value=value, **options)
     _fail(where, f"field 'type' {kind!r} is not data, xdata or const")
 
 
@@ -71,17 +95,26 @@ def parse_graph(document, origin: str = "<graph>") -> Graph:
         if not isinstance(argument, dict) or not isinstance(argument.get("name"), str) \
                 or not isinstance(argument.get("type"), str):
             _fail(f"{origin}: function.args[{k}]", "needs string fields 'name' and 'type'")
+        size = argument.get("size")
         if argument["type"].endswith("*"):
-            graph.arrays[argument["name"]] = None
+            if size is not None and (not _is_int(size) or size < 0):
+                _fail(f"{origin}: function.args[{k}] ({argument['name']})",
+                      f"field 'size' {size!r} is not an integer >= 0")
+            graph.arrays[argument["name"]] = size
         else:
             graph.scalars.append(argument["name"])
-    ids = set()
+    ids: dict[int, str] = {}        # vertex ID -> node name
     for position, vertex in enumerate(document["vertices"]):
+        where = f"{origin}: vertices[{position}]"
         vid = vertex.get("ID") if isinstance(vertex, dict) else None
-        if not isinstance(vid, int) or isinstance(vid, bool) or vid in ids:
-            _fail(f"{origin}: vertices[{position}]",
-                  f"field 'ID' {vid!r} is missing, not an integer or repeated")
-        ids.add(vid)
+        if not _is_int(vid) or vid in ids:
+            _fail(where, f"field 'ID' {vid!r} is missing, not an integer or repeated")
+        name = vertex.get("node", f"v{vid}")
+        if not isinstance(name, str) or not name:
+            _fail(where, f"field 'node' {name!r} is not a non-empty string")
+        if name in ids.values():
+            _fail(where, f"node name {name!r} is used by two vertices")
+        ids[vid] = name
     for vertex in document["vertices"]:
         _vertex(graph, vertex, origin, ids)
     try:
@@ -92,15 +125,13 @@ def parse_graph(document, origin: str = "<graph>") -> Graph:
         raise RiptideFormatError(f"{origin}: {error}") from None
 
 
-def _vertex(graph: Graph, vertex: dict, origin: str, ids: set):
+def _vertex(graph: Graph, vertex: dict, origin: str, ids: dict):
     where = f"{origin}: vertex {vertex['ID']} ({vertex.get('name', '?')})"
     op_field = vertex.get("op")
     if not isinstance(op_field, str) or "_OP_" not in op_field:
         _fail(where, f"field 'op' {op_field!r} is not of the form <UNIT>_CFG_OP_<NAME>")
     op = op_field.split("_OP_", 1)[1]
-    known = set(BINARY) | {"ID", "SELECT", "STEER", "MERGE", "ORDER", "CARRY", "INVARIANT", "STREAM",
-                           "LOAD", "STORE"}
-    if op not in known:
+    if op not in SUITE_OPS and op not in RIPPLE_OPS:
         _fail(where, f"field 'op' {op_field!r}: operator {op} is not supported")
     attrs = {}
     if op in ("STEER", "CARRY", "INVARIANT", "STREAM"):
@@ -113,13 +144,16 @@ def _vertex(graph: Graph, vertex: dict, origin: str, ids: set):
         if vertex.get("update", "STREAM_CFG_UPDATE_ADD") != "STREAM_CFG_UPDATE_ADD":
             _fail(where, f"field 'update' {vertex.get('update')!r}: only STREAM_CFG_UPDATE_ADD is supported")
         attrs["cmp"] = cmp
+    for name in TUPLE_FIELDS.get(op, ()):
+        if name in vertex:          # a missing or ill-typed one is named by Graph.validate
+            attrs[name] = vertex[name]
     slots = vertex.get("inputs")
     if not isinstance(slots, list):
         _fail(where, "field 'inputs' is not a list")
     inputs = [_source(f"{where}, field 'inputs'[{k}]", slot, graph.scalars, graph.arrays, ids)
               for k, slot in enumerate(slots)]
     try:
-        graph.add(f"v{vertex['ID']}", op, inputs, label=str(vertex.get("name", "")), **attrs)
+        graph.add(ids[vertex["ID"]], op, inputs, label=str(vertex.get("name", "")), **attrs)
     except GraphError as error:
         _fail(where, str(error))
 
