@@ -54,6 +54,7 @@ examples:
   rivulet list
   rivulet generate token_queue --param width=32 --param depth=16 -o token_queue.v
   rivulet generate fork -p n=3 -p mode=lockstep -o fork3.v --metadata fork3.json
+  rivulet compile examples/ripple_bfs.py -o build/bfs.json
   rivulet build --board icebreaker
 
 exit status: 0 passed, 1 results differ, 2 bad input, 3 internal error (a bug),
@@ -162,6 +163,28 @@ def _parser() -> argparse.ArgumentParser:
                           "for graphs: examples/fabrics/ripple.toml)")
     run.set_defaults(handler=_run)
 
+    compiling = commands.add_parser(
+        "compile", parents=[common], formatter_class=argparse.RawDescriptionHelpFormatter,
+        help="write a program's dataflow graph as RipTide JSON",
+        description="Write the dataflow graph of SOURCE as RipTide graph JSON with Rivulet's extensions "
+                    "(docs/graph-json.md), which `rivulet run GRAPH.json --vectors FILE` runs. SOURCE "
+                    "is a RipTide graph JSON (written again in normal form) or a Python file whose "
+                    "program() returns a RippleProgram (rivulet/compile.py lists the source kinds).",
+        epilog="examples:\n  rivulet compile examples/ripple_bfs.py -o build/bfs.json -D vertices=24\n"
+               "  rivulet compile dmv.riptide.json -o build/dmv.json")
+    compiling.add_argument("source", type=Path, metavar="SOURCE", help="graph JSON or program file (.py)")
+    compiling.add_argument("-o", "--output", required=True, type=Path, metavar="GRAPH.json",
+                           help="graph file to write (whole or not at all)")
+    compiling.add_argument("-D", "--define", action="append", default=[], metavar="NAME=VALUE",
+                           dest="definitions", help="set parameter NAME of the file's program() (repeatable)")
+    compiling.add_argument("--mode", choices=("ordered", "ripple"),
+                           help="for kernels of the Python language front-end (not read yet): "
+                                "ordered dataflow or Ripple tasks")
+    compiling.add_argument("--kernel", metavar="NAME",
+                           help="for kernels of the Python language front-end (not read yet): which "
+                                "kernel of the file")
+    compiling.set_defaults(handler=_compile)
+
     build = commands.add_parser(
         "build", parents=[common], formatter_class=argparse.RawDescriptionHelpFormatter,
         help="build an FPGA bitstream of a fabric with its UART host bridge for a board",
@@ -217,6 +240,16 @@ def _generate_fabric(arguments) -> int:
                               top=arguments.top, keep_src=arguments.keep_src)
     for path in written:
         print(f"wrote {path}")
+    return 0
+
+
+def _compile(arguments) -> int:
+    from .compile import compile_file
+    compiled, output = compile_file(arguments.source, arguments.output, definitions=arguments.definitions,
+                                    mode=arguments.mode, kernel=arguments.kernel)
+    graph = compiled.graph
+    print(f"wrote {output} ({graph.name}: {len(graph.nodes)} nodes, {len(graph.scalars)} "
+          f"scalar and {len(graph.arrays)} array arguments, from {compiled.kind})")
     return 0
 
 

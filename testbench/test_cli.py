@@ -1,11 +1,20 @@
-"""The ``rivulet`` command line: help, listing, generation, and refusal of bad input."""
+"""The ``rivulet`` command line: help, listing, generation, compilation to graph JSON, and refusal
+of bad input."""
 
 import json
 import re
+import runpy
+from pathlib import Path
 
 import pytest
 
+from ripple_core.programs import ripple_bfs
+from ripple_core.riptide import load_graph
 from rivulet.cli import main
+
+SUITE = Path(__file__).resolve().parents[2] / "shared" / "peer-suites" / "riptide"
+needs_suite = pytest.mark.skipif(not SUITE.is_dir(),
+                                 reason="RipTide peer suite not found beside the repository")
 
 
 def test_help_names_every_command(capsys):
@@ -13,7 +22,7 @@ def test_help_names_every_command(capsys):
         main(["--help"])
     assert exited.value.code == 0
     out = capsys.readouterr().out
-    assert "generate" in out and "list" in out and "build" in out and "examples:" in out
+    assert "generate" in out and "list" in out and "build" in out and "compile" in out and "examples:" in out
 
 
 def test_run_on_a_board_that_is_not_there_says_so(capsys):
@@ -110,3 +119,68 @@ def test_generate_fabric_writes_verilog_and_description(tmp_path):
     text = (tmp_path / "rivulet_fabric.v").read_text()
     for port in ("ctrl__payload", "readback__valid", "in0__ready", "out1__payload", "done", "stalled"):
         assert re.search(rf"(input|output) (\[\d+:0\] )?{port};", text), port
+
+
+@needs_suite
+@pytest.mark.parametrize("graph", ["dmv.riptide.json", "nn-vadd.riptide.nostream.json"])
+def test_compile_a_suite_graph_then_run_the_written_file(tmp_path, capsys, graph):
+    out = tmp_path / "graph.json"
+    assert main(["compile", str(SUITE / graph), "-o", str(out)]) == 0
+    assert f"wrote {out}" in capsys.readouterr().out
+    assert load_graph(out) == load_graph(SUITE / graph)
+    written, original = json.loads(out.read_text()), json.loads((SUITE / graph).read_text())
+    names = [[a["name"] for a in document["function"]["args"]] for document in (written, original)]
+    assert names[0] == names[1]
+    kernel = graph.split(".")[0]
+    assert main(["run", str(out), "--vectors", str(SUITE / f"{kernel}.vectors.json"), "--sim", "model"]) == 0
+    assert "cases pass" in capsys.readouterr().out
+
+
+def test_compile_a_ripple_program_file_then_run_the_written_file(tmp_path, capsys):
+    out, vectors = tmp_path / "bfs.json", tmp_path / "bfs.vectors.json"
+    assert main(["compile", "examples/ripple_bfs.py", "-o", str(out), "-D", "vertices=12"]) == 0
+    assert "from program()" in capsys.readouterr().out
+    assert load_graph(out) == ripple_bfs(depth=2)
+    made = runpy.run_path("examples/ripple_bfs.py")["program"](vertices=12)
+    vectors.write_text(json.dumps([made.case]))
+    assert main(["run", str(out), "--vectors", str(vectors), "--sim", "model"]) == 0
+    assert "all 1 cases pass" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["no/such/graph.json"], "source no/such/graph.json does not exist"),
+    (["Makefile"], "Makefile: rivulet compile reads a RipTide graph (.json) or a Python program file (.py)"),
+    (["examples/mlp.py"], "it must return a RippleProgram"),
+    (["rivulet/files.py"], "rivulet/files.py defines no program() returning a RippleProgram"),
+    (["examples/ripple_bfs.py", "--mode", "ordered"], "--mode does not apply to examples/ripple_bfs.py"),
+    (["examples/ripple_bfs.py", "-D", "colour=red"], "program() has no parameter 'colour'"),
+    (["pyproject.toml"], "not a .toml file"),
+])
+def test_compile_refuses_bad_input_in_one_line(tmp_path, capsys, argv, message):
+    out = tmp_path / "graph.json"
+    assert main(["compile", *argv, "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1, err
+    assert not out.exists()
+
+
+def test_compile_refuses_a_broken_graph_and_an_unwritable_output(tmp_path, capsys):
+    broken = tmp_path / "broken.json"
+    broken.write_text(json.dumps({"function": {"name": "f", "args": []},
+                                  "vertices": [{"ID": 0, "op": "ARITH_CFG_OP_FOO", "inputs": []}]}))
+    assert main(["compile", str(broken), "-o", str(tmp_path / "out.json")]) == 2
+    err = capsys.readouterr().err
+    assert "vertex 0 (?): field 'op' 'ARITH_CFG_OP_FOO': operator FOO is not supported" in err
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    assert main(["compile", "examples/ripple_bfs.py", "-o", str(blocker / "graph.json")]) == 2
+    err = capsys.readouterr().err
+    assert f"cannot write {blocker / 'graph.json'}" in err and err.count("\n") == 1
+
+
+@needs_suite
+def test_compile_refuses_program_parameters_for_a_graph(tmp_path, capsys):
+    out = tmp_path / "graph.json"
+    assert main(["compile", str(SUITE / "simple.riptide.json"), "-o", str(out), "-D", "n=3"]) == 2
+    assert "-D does not apply to" in capsys.readouterr().err
+    assert not out.exists()

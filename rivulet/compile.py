@@ -1,0 +1,145 @@
+"""``rivulet compile SOURCE -o GRAPH.json``: a program's dataflow graph as RipTide JSON
+(:mod:`ripple_core.export`, docs/graph-json.md), which ``rivulet run GRAPH.json --vectors`` runs.
+
+A source kind is one function in :data:`SOURCE_KINDS`: ``read(path, options)`` returns the
+:class:`Compiled` graph, or None when the file is not of its kind (the next kind is tried); it
+raises :class:`FrontendError` when the file is of its kind but wrong. The kinds, in order:
+
+* ``*.json``: a RipTide graph (:func:`from_riptide`), re-exported in normal form with its
+  return type and argument order;
+* ``*.py`` whose ``program(**parameters)`` returns a :class:`RippleProgram`
+  (:func:`from_program_file`); ``-D NAME=VALUE`` sets its parameters as for ``rivulet run``.
+
+Python kernels of the language front-end (``ripple_core.lang``: functions decorated with
+``@kernel``, compiled by ``compile_kernel(fn, mode=...)``) are not read yet. They are one more
+function in :data:`SOURCE_KINDS`, placed before :func:`from_program_file` and answering None for
+a file without kernels; it uses ``options.mode`` (``--mode ordered|ripple``) and
+``options.kernel`` (``--kernel NAME``, needed when the file defines several), which the command
+already parses and, until that function exists, refuses.
+"""
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ripple_core.export import dumps, graph_to_riptide
+from ripple_core.graph import Graph, GraphError
+from ripple_core.riptide import parse_graph
+
+from .files import write_atomically
+from .frontends import FrontendError, RippleProgram, parse_definitions
+from .frontends.program_file import _bind, _located, _module, _shown_value
+from .frontends.riptide import RIPPLE_FABRIC
+
+__all__ = ["Compiled", "CompileOptions", "SOURCE_KINDS", "KERNEL_OPTIONS", "compile_source", "compile_file",
+           "from_riptide", "from_program_file"]
+
+# The options only a kernel source kind reads (see the module docstring).
+KERNEL_OPTIONS = ("mode", "kernel")
+
+
+@dataclass
+class CompileOptions:
+    definitions: dict = field(default_factory=dict)     # -D NAME=VALUE, parsed
+    mode: str | None = None                             # --mode: for kernel sources
+    kernel: str | None = None                           # --kernel: for kernel sources
+
+
+@dataclass
+class Compiled:
+    """A source's graph and what the JSON carries beside it. ``used`` names the options the
+    source kind read; any other option that was given is refused as not applying."""
+    graph: Graph
+    kind: str
+    return_type: str | None = None
+    arg_order: list | None = None
+    used: tuple = ()
+
+
+def from_riptide(path: Path, options: CompileOptions) -> Compiled | None:
+    """A RipTide graph JSON file, read by the importer and written again in normal form."""
+    if path.suffix != ".json":
+        return None
+    try:
+        document = json.loads(path.read_text())
+    except OSError as error:
+        raise FrontendError(f"{path}: cannot read: {error.strerror}") from None
+    except json.JSONDecodeError as error:
+        raise FrontendError(f"{path}: not JSON: {error}") from None
+    try:
+        graph = parse_graph(document, str(path))
+    except GraphError as error:
+        raise FrontendError(str(error)) from None
+    function = document["function"]
+    return Compiled(graph, "RipTide graph", return_type=function.get("return_type"),
+                    arg_order=[argument["name"] for argument in function.get("args", [])])
+
+
+def from_program_file(path: Path, options: CompileOptions) -> Compiled | None:
+    """A Python file whose ``program()`` returns a :class:`RippleProgram` (its case is not
+    written: the graph is)."""
+    if path.suffix != ".py":
+        return None
+    module = _module(path)
+    function = getattr(module, "program", None)
+    if not callable(function):
+        raise FrontendError(f"{path} defines no program() returning a RippleProgram (Python kernels of "
+                            f"the language front-end are not compiled yet)")
+    takes_fabric, parameters = _bind(path, function, options.definitions)
+    if takes_fabric:
+        from rsn.fabric_spec import load_fabric
+        parameters = {"fabric": load_fabric(RIPPLE_FABRIC), **parameters}
+    try:
+        made = function(**parameters)
+    except Exception as error:
+        raise FrontendError(_located(path, error, "in program()")) from error
+    if not isinstance(made, RippleProgram):
+        raise FrontendError(f"{path}:{function.__code__.co_firstlineno}: program() returned "
+                            f"{_shown_value(made)}; rivulet compile writes a dataflow graph, so it must "
+                            f"return a RippleProgram")
+    return Compiled(made.graph, "program()", used=("definitions",))
+
+
+# Source kinds, tried in order (see the module docstring).
+SOURCE_KINDS: list[Callable[[Path, CompileOptions], Compiled | None]] = [from_riptide, from_program_file]
+
+
+def compile_source(path, options: CompileOptions | None = None) -> Compiled:
+    """The graph of ``path``, read by the first source kind that takes it."""
+    path, options = Path(path), options or CompileOptions()
+    if not path.exists():
+        raise FrontendError(f"source {path} does not exist")
+    for read in SOURCE_KINDS:
+        compiled = read(path, options)
+        if compiled is not None:
+            break
+    else:
+        raise FrontendError(f"{path}: rivulet compile reads a RipTide graph (.json) or a Python program "
+                            f"file (.py), not a {path.suffix or 'suffix-less'} file")
+    for name in ("definitions", *KERNEL_OPTIONS):
+        given = getattr(options, name)
+        if given and name not in compiled.used:
+            flag = {"definitions": "-D", "mode": "--mode", "kernel": "--kernel"}[name]
+            raise FrontendError(f"{flag} does not apply to {path} (a {compiled.kind} source)"
+                                + (": it selects a kernel of a language file" if name != "definitions"
+                                   else ""))
+    return compiled
+
+
+def compile_file(source, output, *, definitions=(), mode=None, kernel=None) -> tuple[Compiled, Path]:
+    """Compile ``source`` and write its RipTide JSON to ``output`` (whole or not at all)."""
+    options = CompileOptions(parse_definitions(definitions), mode, kernel)
+    compiled = compile_source(source, options)
+    try:
+        text = dumps(graph_to_riptide(compiled.graph, return_type=compiled.return_type,
+                                      arg_order=compiled.arg_order))
+    except GraphError as error:
+        raise FrontendError(f"{source}: {error}") from None
+    output = Path(output)
+    try:
+        write_atomically(output, text)
+    except OSError as error:
+        where = f" ({error.filename})" if error.filename and str(error.filename) != str(output) else ""
+        raise FrontendError(f"cannot write {output}: {error.strerror or error}{where}") from None
+    return compiled, output
