@@ -66,23 +66,39 @@ class MemoryLowering:
             self._indexed += 1
         return self._raw.get(node, ())
 
+    def _op(self, name: str):
+        node = self.b.graph.nodes.get(name)
+        return node.op if node is not None else None       # a TASK exists only after build
+
     def after(self, value, token) -> bool:
-        """True if a token of ``value`` can only exist once ``token`` of the same activation has
-        arrived: ``value`` is computed from it through operators that take all their inputs."""
+        """True if a token of ``value`` can only exist once ``token`` of the same activation (or
+        the event it forwards, for a STEERed token) has happened: ``value`` is computed from it
+        through operators that take all their inputs, or through a MERGE both of whose sides are."""
         if not isinstance(value, Ref) or not isinstance(token, Ref):
             return False
-        seen, stack = set(), [value]
-        while stack and len(seen) < 64:
-            ref = stack.pop()
-            if ref == token:
+        targets = {token}
+        while self._op(token.node) == "STEER":
+            token = self._inputs_of(token.node)[1]
+            if not isinstance(token, Ref):
+                break
+            targets.add(token)
+        memo: dict = {}
+
+        def reaches(ref, budget=[96]):
+            if ref in targets:
                 return True
-            if ref.node in seen:
-                continue
-            seen.add(ref.node)
-            op = self.b.graph.nodes[ref.node].op if ref.node in self.b.graph.nodes else None
+            if ref in memo or budget[0] <= 0:
+                return memo.get(ref, False)
+            budget[0] -= 1
+            memo[ref] = False
+            op = self._op(ref.node)
+            inputs = [src for src in self._inputs_of(ref.node) if isinstance(src, Ref)]
             if op in _TRANSPARENT or op in BINARY:
-                stack.extend(src for src in self._inputs_of(ref.node) if isinstance(src, Ref))
-        return False
+                memo[ref] = any(reaches(src) for src in inputs)
+            elif op == "MERGE" and len(inputs) == 3:
+                memo[ref] = reaches(inputs[1]) and reaches(inputs[2])
+            return memo[ref]
+        return reaches(value)
 
     def wait(self, region, value, token):
         """``value`` as a token that comes no earlier than ``token``."""

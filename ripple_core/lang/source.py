@@ -16,7 +16,7 @@ __all__ = ["FunctionSource", "source_of"]
 @dataclass
 class FunctionSource:
     fn: object
-    tree: ast.FunctionDef
+    tree: ast.FunctionDef | ast.AsyncFunctionDef
     filename: str
     first_line: int
     names: dict = field(default_factory=dict)       # globals, then closure values over them
@@ -45,9 +45,10 @@ def source_of(target) -> FunctionSource:
                         "define kernels in a file, not in an interactive prompt") from None
     module = ast.parse(textwrap.dedent("".join(lines)))
     tree = module.body[0]
-    if not isinstance(tree, ast.FunctionDef):
+    if not isinstance(tree, ast.FunctionDef | ast.AsyncFunctionDef):
         raise LangError(f"{filename}:{first}", type(tree).__name__,
-                        "a kernel must be a plain def", "write @kernel above a def")
+                        "a kernel is a def (or an async def, which Python requires for a top-level "
+                        "async for)", "write @kernel above a def")
     names = dict(fn.__globals__)
     closure = inspect.getclosurevars(fn).nonlocals
     names.update(closure)
