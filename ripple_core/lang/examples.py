@@ -129,4 +129,5 @@ def dmv(m: int, n: int, A: Array, B: Array, Z: Array):
         Z[i] = s
 
 
-PEER_KERNELS = {"simple": simple, "simple-mem": simple_mem, "nn-vadd": nn_vadd, "nn-relu": nn_relu, "dmv": dmv}
+PEER_KERNELS = {"simple": simple, "simple-mem": simple_mem, "nn-vadd": nn_vadd, "nn-relu": nn_relu,
+                "dmv": dmv}

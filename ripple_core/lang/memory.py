@@ -83,8 +83,9 @@ class MemoryLowering:
                 break
             targets.add(token)
         memo: dict = {}
+        budget = [96]
 
-        def reaches(ref, budget=[96]):
+        def reaches(ref):
             if ref in targets:
                 return True
             if ref in memo or budget[0] <= 0:
