@@ -24,7 +24,7 @@ import ast
 import builtins
 
 from ripple_core.builder import Builder, Ref
-from ripple_core.graph import Graph, GraphError
+from ripple_core.graph import Graph, GraphError, Input
 from ripple_core.ops import BINARY, wrap
 
 from .analysis import (
@@ -187,7 +187,7 @@ class _Compiler(MemoryLowering):
     def token(self, region, operand):
         """``operand`` as one token per activation of ``region`` (a Ref, or at the top level a
         slot consumed once)."""
-        if isinstance(operand, Ref):
+        if isinstance(operand, Ref | Input):
             return operand
         key = operand.key()
         if key not in region.tokens:
