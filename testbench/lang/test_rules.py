@@ -2,8 +2,8 @@
 
 import random
 
-from rivulet.sim.seeds import seeds_for
 from ripple_core.lang import Array, compile_kernel, inline, kernel, out
+from rivulet.sim.seeds import seeds_for
 
 from .check import agree
 
