@@ -1,0 +1,855 @@
+"""Lowering a kernel's Python AST to an ordered-dataflow graph, region by region.
+
+* **Regions** (:mod:`.values`): each statement list runs once per token of its decider. A value
+  enters a region lazily, STEERed on the decider at its first use; constants are ``hold``
+  operands, and a constant needed as a token is made the region's way.
+* **for range** is a STREAM (compare SLT; a negative constant step counts the negated index up
+  and negates it back; ``range(a, b + 1)`` compares SLE against ``b``). Its flag is the decider of
+  the body and of the CARRYs of every variable (and memory token) the body assigns that was
+  known before the loop; values the body only reads pass through INVARIANTs, made at first use;
+  exit values leave through STEERs of the other polarity. A pure subexpression of a body that
+  reads only values from outside the loop is computed outside and enters as one INVARIANT.
+* **while** is the same with CARRYs whose decider is the loop condition, computed in a header
+  region from the CARRYs and INVARIANTs.
+* **if** STEERs what each branch reads and MERGEs what either assigns; when both branches only
+  assign scalars from pure expressions (no loads, calls, loops or effects), both are computed and
+  a SELECT picks each assigned value. ``a if c else b`` is always a SELECT.
+* **Memory** follows :mod:`.memory`; **tasks**, ``push``, ``async for`` and ``atomic`` follow
+  :mod:`.tasks` and the docstrings below.
+
+Operators whose results reach no effect (store, output, task, lock) are removed at the end.
+"""
+
+import ast
+import builtins
+
+from ripple_core.builder import Builder, Ref
+from ripple_core.graph import Graph, GraphError, Input
+from ripple_core.ops import BINARY, wrap
+
+from .analysis import (
+    acc,
+    assigned_effects,
+    assigned_names,
+    marker_of,
+    memory_sites,
+    read_names,
+    tok,
+    uses_ripple,
+)
+from .api import Array, Kernel
+from .errors import LangError
+from .memory import MemoryLowering, MemoryPlan, plan_memory
+from .source import source_of
+from .tasks import DEFAULT_DEPTH, implicit_name, plan_tasks
+from .values import STATIC, Const, Region, Scalar
+
+__all__ = ["compile_kernel"]
+
+_BINOPS = {ast.Add: "ADD", ast.Sub: "SUB", ast.Mult: "MUL", ast.BitAnd: "AND", ast.BitOr: "OR",
+           ast.BitXor: "XOR", ast.LShift: "SHL", ast.RShift: "ASHR"}
+_COMPARES = {ast.Eq: "EQ", ast.NotEq: "NE", ast.Lt: "SLT", ast.LtE: "SLE", ast.Gt: "SGT", ast.GtE: "SGE"}
+_ROOT_OPS = ("STORE", "SINK", "ACQUIRE", "RELEASE", "TASK", "QUEUE", "ARB")
+_REFUSED_STATEMENTS = {
+    ast.Break: ("break", "loops exit only through their condition", "fold the exit test into the "
+                "while condition"),
+    ast.Continue: ("continue", "loops run their whole body", "guard the rest of the body with an if"),
+    ast.Try: ("try", "there are no exceptions on the fabric", "remove the try"),
+    ast.Raise: ("raise", "there are no exceptions on the fabric", "remove it"),
+    ast.Assert: ("assert", "there are no exceptions on the fabric", "check it in the test instead"),
+    ast.Global: ("global", "kernels cannot write module state", "pass the value as an argument"),
+    ast.Nonlocal: ("nonlocal", "kernels cannot write enclosing state", "pass the value as an argument"),
+    ast.Import: ("import", "a kernel cannot import", "import at module level"),
+    ast.ImportFrom: ("import", "a kernel cannot import", "import at module level"),
+    ast.Delete: ("del", "variables cannot be deleted", "stop using the variable"),
+    ast.ClassDef: ("class", "classes are not part of the language", "use module-level helpers"),
+    ast.FunctionDef: ("nested def", "only async def tasks may be nested in a kernel",
+                      "define scalar helpers at module level with @inline"),
+    ast.AnnAssign: ("annotated assignment", "local variables take no annotation", "write x = value"),
+    ast.AsyncWith: ("async with", "only `with atomic(address):` is supported", "use with atomic(...)"),
+    ast.Match: ("match", "pattern matching is not supported", "use if/elif/else"),
+}
+_REFUSED_EXPRESSIONS = {
+    ast.List: ("list", "there are no lists on the fabric", "use an Array argument"),
+    ast.Tuple: ("tuple", "tuples are only push arguments", "use separate variables"),
+    ast.Dict: ("dict", "there are no dicts on the fabric", "use an Array argument"),
+    ast.Set: ("set", "there are no sets on the fabric", "use an Array argument"),
+    ast.ListComp: ("comprehension", "comprehensions are not supported", "write a for loop"),
+    ast.SetComp: ("comprehension", "comprehensions are not supported", "write a for loop"),
+    ast.DictComp: ("comprehension", "comprehensions are not supported", "write a for loop"),
+    ast.GeneratorExp: ("generator", "generators are not supported", "write a for loop"),
+    ast.Lambda: ("lambda", "functions are not values", "define a module-level @inline helper"),
+    ast.Attribute: ("attribute access", "values have no attributes (only 32-bit ints and arrays)",
+                    "use plain names"),
+    ast.Await: ("await", "tasks do not wait for each other", "push the work as a task"),
+    ast.JoinedStr: ("f-string", "there are no strings on the fabric", "send numbers with out()"),
+    ast.NamedExpr: ("walrus", "assignment expressions are not supported", "assign on its own line"),
+    ast.Starred: ("star", "unpacking is not supported", "pass each value"),
+    ast.Slice: ("slice", "arrays are indexed one word at a time", "loop over the indices"),
+    ast.Yield: ("yield", "generators are not supported", "write a for loop"),
+}
+
+
+class _Dead:
+    """A for loop's variable after the loop (Python would keep its last value)."""
+
+    def __init__(self, node):
+        self.node = node
+
+
+class _Compiler(MemoryLowering):
+    def __init__(self, target: Kernel, mode: str | None, spill: bool, queue_depth: int):
+        self.src = self.kernel_src = source_of(target)
+        self._at = None
+        tree = self.src.tree
+        self.b = Builder(tree.name)
+        self._raw, self._indexed = {}, 0
+        self.scalars, self.arrays = self._signature(tree)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Subscript):
+                node.target._augmented = True
+        body = list(tree.body)
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+            body = body[1:]         # the docstring
+        self.body = body
+        ripple = uses_ripple(body, self.src.names)
+        if mode is None:
+            mode = "ripple" if ripple is not None else "ordered"
+        if mode not in ("ordered", "ripple"):
+            raise ValueError(f"mode {mode!r}: use \"ordered\" or \"ripple\"")
+        if mode == "ordered" and ripple is not None:
+            self.src.refuse(ripple, _describe(ripple), "tasks, push and atomic are Ripple constructs and "
+                            "an ordered kernel has none", 'compile it with mode="ripple"')
+        self.mode, self.queue_depth = mode, queue_depth
+        self.tasks = plan_tasks(self.src, body, spill=spill) if mode == "ripple" else {}
+        self.kernel_locals = assigned_names(body, self.src.names)
+        self.scope_arrays = set(self.arrays)
+        self.plan = MemoryPlan()
+        self.sinks: set[str] = set()
+        self.inlining: list = []
+        self.atomic_name: list = []
+        self._make_tasks()
+
+    # signature, tasks -----------------------------------------------------------------------
+    def _signature(self, tree):
+        args = tree.args
+        for extra, what in ((args.posonlyargs, "positional-only parameters"), (args.kwonlyargs,
+                            "keyword-only parameters"), (args.defaults, "default values")):
+            if extra:
+                self.src.refuse(tree, what, "kernel parameters are plain positional arguments",
+                                "list each parameter as name: Array or name: int")
+        if args.vararg or args.kwarg:
+            self.src.refuse(tree, "*args/**kwargs", "a kernel has a fixed argument list",
+                            "list each parameter")
+        scalars, arrays = [], []
+        for param in args.args:
+            kind = _annotation(self.src, param.annotation)
+            if kind is Array:
+                arrays.append(param.arg)
+                self.b.array(param.arg)
+            elif kind is int:
+                scalars.append(param.arg)
+                self.b.scalar(param.arg)
+            else:
+                self.src.refuse(param, f"parameter {param.arg!r}", "every kernel parameter needs the "
+                                "annotation Array (a memory array) or int (a 32-bit scalar)",
+                                f"write {param.arg}: Array or {param.arg}: int")
+        return scalars, arrays
+
+    def _make_tasks(self):
+        whole = {n.id for n in ast.walk(self.src.tree)
+                 if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        params = {p for info in self.tasks.values() for p in info.params}
+        for name, info in self.tasks.items():
+            if isinstance(info.node, ast.AsyncFor):
+                var = self._for_var(info.node)
+                inside = assigned_names(info.node.body, self.src.names) | {
+                    n.id for n in ast.walk(ast.Module(body=info.node.body, type_ignores=[]))
+                    if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+                reads = read_names(info.node.body, self.src.names, nested=True)
+                captured = sorted(n for n in reads - inside - {var} if n not in self.scalars
+                                  and n not in self.arrays and n not in self.tasks
+                                  and (n in whole or n in params or (n not in self.src.names
+                                                                     and not hasattr(builtins, n))))
+                info.params = [var, *captured]
+            else:
+                node = info.node
+                if node.args.vararg or node.args.kwarg or node.args.defaults or node.args.kwonlyargs:
+                    self.src.refuse(node, f"task {name!r}", "task parameters are plain positional scalars",
+                                    "list each parameter")
+                if not info.params:
+                    self.src.refuse(node, f"task {name!r}", "a task needs at least one parameter (its "
+                                    "invocation's first argument triggers the body)", "add a parameter")
+            info.handle = self.b.task(name, len(info.params), ind=info.ind, depth=self.queue_depth,
+                                      spill=info.spill)
+
+    # operands -------------------------------------------------------------------------------
+    def token(self, region, operand):
+        """``operand`` as one token per activation of ``region`` (a Ref, or at the top level a
+        slot consumed once)."""
+        if isinstance(operand, Ref | Input):
+            return operand
+        key = operand.key()
+        if key not in region.tokens:
+            if region.make_token is not None:
+                region.tokens[key] = region.make_token(operand)
+            elif region.top:
+                return operand.once()
+            else:
+                decider, pred = region.decider
+                region.tokens[key] = self.b.steer(decider, operand.slot(), pred=pred)
+        return region.tokens[key]
+
+    def initial(self, region, operand):
+        if isinstance(operand, STATIC) and region.top and region.make_token is None:
+            return operand.once()
+        return self.token(region, operand)
+
+    def steer_in(self, region, value):
+        if not isinstance(value, Ref):
+            return value
+        decider, pred = region.decider
+        return self.b.steer(decider, value, pred=pred)
+
+    @staticmethod
+    def slot(operand):
+        return operand.slot() if isinstance(operand, STATIC) else operand
+
+    def binop(self, region, op: str, a, b):
+        if isinstance(a, Const) and isinstance(b, Const):
+            return Const(BINARY[op](a.value, b.value))
+        if isinstance(a, STATIC) and isinstance(b, STATIC):
+            a = self.token(region, a)
+        return self.b.op(op, self.slot(a), self.slot(b))
+
+    # expressions ----------------------------------------------------------------------------
+    def expr(self, region, node):
+        self._at = node
+        hoisted = self._hoist(region, node)
+        if hoisted is not None:
+            return hoisted
+        method = getattr(self, "expr_" + type(node).__name__, None)
+        if method is None:
+            construct, why, hint = _REFUSED_EXPRESSIONS.get(
+                type(node), (type(node).__name__, "this expression is not part of the language",
+                             "use 32-bit int arithmetic, compares, array indexing and @inline helpers"))
+            self.src.refuse(node, construct, why, hint)
+        return method(region, node)
+
+    def expr_Constant(self, region, node):
+        if isinstance(node.value, bool) or isinstance(node.value, int):
+            return Const(wrap(int(node.value)))
+        kind = type(node.value).__name__
+        self.src.refuse(node, f"{kind} constant", f"values are 32-bit ints, {node.value!r} is a {kind}",
+                        "use an int (floats: scale to fixed point)")
+
+    def expr_Name(self, region, node):
+        name = node.id
+        if name in self.scope_arrays:
+            self.src.refuse(node, f"array {name!r}", "an array is not a value", f"index it: {name}[i]")
+        if name in self.tasks:
+            self.src.refuse(node, f"task {name!r}", "a task is not a value", f"call push({name}, ...)")
+        value = region.read(name)
+        if isinstance(value, _Dead):
+            self.src.refuse(node, f"loop variable {name!r}", "a for loop's variable is not defined after "
+                            "the loop", "copy it to another variable inside the loop")
+        return value
+
+    def expr_BinOp(self, region, node):
+        op = _BINOPS.get(type(node.op))
+        a, b = self.expr(region, node.left), self.expr(region, node.right)
+        if op is None:
+            symbol = {ast.FloorDiv: "//", ast.Mod: "%", ast.Div: "/", ast.Pow: "**", ast.MatMult: "@"}.get(
+                type(node.op), type(node.op).__name__)
+            if isinstance(a, Const) and isinstance(b, Const) and symbol in ("//", "%") and b.value:
+                return Const(_c_divide(a.value, b.value, symbol))
+            self.src.refuse(node, f"operator {symbol}", "the fabric has no divider (and no floats); "
+                            "only constant operands are folded", "for a power-of-two divisor of a value "
+                            "known to be >= 0 use >> and &")
+        return self.binop(region, op, a, b)
+
+    def expr_UnaryOp(self, region, node):
+        value = self.expr(region, node.operand)
+        if isinstance(node.op, ast.UAdd):
+            return value
+        if isinstance(node.op, ast.USub):
+            return self.binop(region, "SUB", Const(0), value)
+        if isinstance(node.op, ast.Invert):
+            return self.binop(region, "XOR", value, Const(-1))
+        return self.binop(region, "EQ", value, Const(0))
+
+    def expr_Compare(self, region, node):
+        result, left = None, self.expr(region, node.left)
+        for op, comparator in zip(node.ops, node.comparators, strict=True):
+            code = _COMPARES.get(type(op))
+            if code is None:
+                self.src.refuse(node, f"compare {type(op).__name__}", "only == != < <= > >= compare ints",
+                                "compare with == or !=")
+            right = self.expr(region, comparator)
+            step = self.binop(region, code, left, right)
+            result = step if result is None else self.binop(region, "AND", result, step)
+            left = right
+        return result
+
+    def expr_BoolOp(self, region, node):
+        for operand in node.values:
+            if not _is_condition(operand):
+                self.src.refuse(operand, "and/or operand", "and/or combine conditions (compares, not, "
+                                "and/or), both sides always evaluated", "compare explicitly, e.g. x != 0")
+        code = "AND" if isinstance(node.op, ast.And) else "OR"
+        result = self.expr(region, node.values[0])
+        for operand in node.values[1:]:
+            result = self.binop(region, code, result, self.expr(region, operand))
+        return result
+
+    def expr_IfExp(self, region, node):
+        cond = self.expr(region, node.test)
+        t, f = self.expr(region, node.body), self.expr(region, node.orelse)
+        return self.select(region, cond, t, f)
+
+    def select(self, region, cond, t, f):
+        if isinstance(cond, Const):
+            return t if cond.value else f
+        if t is f or (isinstance(t, STATIC) and isinstance(f, STATIC) and t.key() == f.key()):
+            return t
+        return self.b.select(self.token(region, cond), self.slot(t), self.slot(f))
+
+    def expr_Subscript(self, region, node):
+        array = self._array_of(node)
+        return self.load(region, array, self.expr(region, node.slice))
+
+    def _array_of(self, node) -> str:
+        if not isinstance(node.value, ast.Name) or node.value.id not in self.scope_arrays:
+            what = node.value.id if isinstance(node.value, ast.Name) else type(node.value).__name__
+            self.src.refuse(node, "indexing", f"{what} is not an Array argument of this kernel",
+                            "index only Array parameters (helpers take scalars)")
+        if isinstance(node.slice, ast.Slice | ast.Tuple):
+            self.src.refuse(node, "slice", "arrays are indexed one word at a time", "loop over the indices")
+        return node.value.id
+
+    def expr_Call(self, region, node):
+        mark = marker_of(self.src.names, node.func)
+        if mark is not None:
+            self.src.refuse(node, f"{mark}()", "is a statement, not a value",
+                            "call it on its own line" if mark != "range" else "use range only in a for loop")
+        callee = self.src.names.get(node.func.id) if isinstance(node.func, ast.Name) else None
+        if not isinstance(callee, Kernel):
+            name = ast.unparse(node.func)
+            self.src.refuse(node, f"call of {name}", "only @inline helpers (or other @kernel functions with "
+                            "int parameters) can be called; they are inlined", "decorate the helper with "
+                            "@inline, or write the computation out")
+        return self.inline_call(region, node, callee)
+
+    def _hoist(self, region, node):
+        """A pure expression of a loop body that reads only values from outside the loop, computed
+        outside and brought in through one INVARIANT."""
+        if region.loop is None or not isinstance(node, ast.BinOp | ast.Compare | ast.UnaryOp | ast.IfExp):
+            return None
+        outer, varying, header = region.loop
+        parts = list(ast.walk(node))
+        if any(isinstance(p, ast.Subscript | ast.Call | ast.NamedExpr) for p in parts):
+            return None
+        names = {p.id for p in parts if isinstance(p, ast.Name)}
+        if not names or names & varying or names & (self.scope_arrays | set(self.tasks)):
+            return None
+        key = ("expr", ast.dump(node))
+        if key in region.env:
+            return region.env[key]
+        if not any(outer.knows(n) and isinstance(outer.read(n), Ref) for n in names):
+            return None
+        value = self.expr(outer, node)
+        if not isinstance(value, Ref):
+            return value
+        inner = self.steer_in(region, header(key, value))
+        region.env[key] = inner
+        return inner
+
+    # statements -----------------------------------------------------------------------------
+    def block(self, region, stmts):
+        for stmt in stmts:
+            self._at = stmt
+            method = getattr(self, "stmt_" + type(stmt).__name__, None)
+            if method is None:
+                construct, why, hint = _REFUSED_STATEMENTS.get(
+                    type(stmt), (type(stmt).__name__, "this statement is not part of the language", None))
+                self.src.refuse(stmt, construct, why, hint)
+            method(region, stmt)
+
+    def stmt_Pass(self, region, node):
+        pass
+
+    def stmt_Assign(self, region, node):
+        if len(node.targets) != 1:
+            self.src.refuse(node, "chained assignment", "assign one target at a time", "write a = v; b = a")
+        target = node.targets[0]
+        if isinstance(target, ast.Name):
+            self._check_assignable(target)
+            region.write(target.id, self.expr(region, node.value))
+        elif isinstance(target, ast.Subscript):
+            array = self._array_of(target)
+            index = self.expr(region, target.slice)
+            self.store(region, array, index, self.expr(region, node.value))
+        elif isinstance(target, ast.Tuple | ast.List):
+            self.src.refuse(node, "tuple unpacking", "assign one value at a time", "write a = x; b = y")
+        else:
+            self.src.refuse(node, f"assignment to {type(target).__name__}", "only variables and array "
+                            "words can be assigned", "assign to a name or A[i]")
+
+    def _check_assignable(self, target):
+        name = target.id
+        if name in self.scope_arrays or name in self.tasks:
+            self.src.refuse(target, f"assignment to {name!r}", "arrays and tasks cannot be rebound",
+                            "use another name")
+        if self.atomic_name and self.atomic_name[-1] == name:
+            self.src.refuse(target, f"assignment to {name!r}", "the address of an atomic block cannot "
+                            "change inside the block", "assign to another variable")
+
+    def stmt_AugAssign(self, region, node):
+        op = _BINOPS.get(type(node.op))
+        fake = ast.BinOp(left=ast.Constant(0), op=node.op, right=node.value)
+        ast.copy_location(fake, node)
+        if isinstance(node.target, ast.Name):
+            self._check_assignable(node.target)
+            current = self.expr_Name(region, ast.Name(node.target.id, ast.Load(), lineno=node.lineno))
+            if op is None:
+                self.expr_BinOp(region, fake)       # refuses with the operator's message
+            region.write(node.target.id, self.binop(region, op, current, self.expr(region, node.value)))
+        elif isinstance(node.target, ast.Subscript):
+            array = self._array_of(node.target)
+            index = self.expr(region, node.target.slice)
+            current = self.load(region, array, index)
+            if op is None:
+                self.expr_BinOp(region, fake)
+            self.store(region, array, index, self.binop(region, op, current, self.expr(region, node.value)))
+        else:
+            self.src.refuse(node, "augmented assignment", "only variables and array words can be "
+                            "assigned", "assign to a name or A[i]")
+
+    def stmt_Expr(self, region, node):
+        value = node.value
+        if isinstance(value, ast.Constant) and isinstance(value.value, str):
+            return              # a comment-like string
+        if isinstance(value, ast.Call):
+            mark = marker_of(self.src.names, value.func)
+            if mark == "push":
+                return self.push(region, value)
+            if mark == "out":
+                return self.out(region, value)
+            if isinstance(value.func, ast.Name) and value.func.id == "print":
+                self.src.refuse(value, "print", "the fabric has no console",
+                                'send values with out("name", v)')
+        self.src.refuse(node, "expression statement", "a bare expression has no effect",
+                        "assign it, store it, push it or out() it")
+
+    def stmt_Return(self, region, node):
+        self.src.refuse(node, "return", "a kernel returns only from its last statement (and tasks not at "
+                        "all)", "assign the result to a variable and return it at the end")
+
+    def stmt_If(self, region, node):
+        cond = self.expr(region, node.test)
+        if isinstance(cond, Const):
+            self.block(region, node.body if cond.value else node.orelse)
+            return
+        if _pure(node.body) and _pure(node.orelse):
+            sides = []
+            for stmts in (node.body, node.orelse):
+                side = Region(self, region.decider, None, entry=region.read, knows=region.knows,
+                              make_token=lambda s: self.token(region, s), top=region.top)
+                self.block(side, stmts)
+                sides.append(side)
+            for name in self._merged(region, sides):
+                region.write(name, self.select(region, cond, sides[0].read(name), sides[1].read(name)))
+            return
+        decider = self.token(region, cond)
+        sides = []
+        for pred, stmts in ((True, node.body), (False, node.orelse)):
+            side = Region(self, (decider, pred), region)
+            self.block(side, stmts)
+            sides.append(side)
+        for name in self._merged(region, sides):
+            t, f = (side.read(name) for side in sides)
+            if t is f or (isinstance(t, STATIC) and isinstance(f, STATIC) and t.key() == f.key()):
+                region.write(name, t)
+            else:
+                region.write(name, self.b.merge(decider, self.slot(t), self.slot(f)))
+
+    @staticmethod
+    def _merged(region, sides):
+        both = sides[0].assigned & sides[1].assigned
+        either = sides[0].assigned | sides[1].assigned
+        return sorted((n for n in either if region.knows(n) or n in both), key=str)
+
+    # loops ----------------------------------------------------------------------------------
+    def _for_var(self, node) -> str:
+        if not isinstance(node.target, ast.Name):
+            self.src.refuse(node, "for target", "a for loop binds one variable", "write for i in range(...)")
+        return node.target.id
+
+    def _range(self, region, node):
+        """(var, start, bound, step, cmp) of ``for var in range(...)``."""
+        var = self._for_var(node)
+        call = node.iter
+        if not isinstance(call, ast.Call) or marker_of(self.src.names, call.func) != "range" or \
+                call.keywords or not 1 <= len(call.args) <= 3:
+            self.src.refuse(node, "for loop", "for loops run over range(...) only",
+                            "write for i in range(a, b) or use a while loop")
+        if node.orelse:
+            self.src.refuse(node, "for-else", "loops have no else clause", "put the code after the loop")
+        if var in assigned_names(node.body, self.src.names):
+            self.src.refuse(node, f"loop variable {var!r}", "the body of a for range loop assigns its "
+                            "variable, so it cannot be a STREAM", "use a while loop with an explicit counter")
+        args = call.args
+        step = Const(1)
+        if len(args) == 3:
+            step = self.expr(region, args[2])
+            if not isinstance(step, Const) or step.value == 0:
+                self.src.refuse(args[2], "range step", "the step must be a nonzero constant (its sign "
+                                "decides the compare)", "use a while loop for a variable step")
+        start = Const(0) if len(args) == 1 else self.expr(region, args[0])
+        bound_node = args[-1] if len(args) == 1 else args[1]
+        cmp = "SLT"
+        if step.value == 1 and isinstance(bound_node, ast.BinOp) and isinstance(bound_node.op, ast.Add) \
+                and isinstance(bound_node.right, ast.Constant) and bound_node.right.value == 1:
+            bound_node, cmp = bound_node.left, "SLE"
+        bound = self.expr(region, bound_node)
+        return var, start, bound, step.value, cmp
+
+    def _header(self, region, decider, pred, carry_of):
+        invariants = {}
+
+        def header(key, outer=None):
+            if key in carry_of:
+                return carry_of[key]
+            if key not in invariants:
+                value = region.read(key) if outer is None else outer
+                invariants[key] = self.b.invariant(decider, value, pred=pred) if isinstance(value, Ref) \
+                    else value
+            return invariants[key]
+        return header
+
+    def _carried(self, region, body, var=None):
+        effects = assigned_effects(body, self.src.names, self.plan.flowing)
+        carried = [n for n in sorted(effects) if n != var and region.knows(n)
+                   and not isinstance(region.read(n), _Dead)]
+        return carried, effects | ({var} if var else set())
+
+    def stream_loop(self, region, node, var, start, bound, step, cmp, body, carried, varying, fill):
+        b = self.b
+        negate = step < 0
+        if negate:
+            start = self.binop(region, "SUB", Const(0), start)
+            bound = self.binop(region, "SUB", Const(0), bound)
+            step = -step
+        index, flag = b.stream(self.initial(region, start), self.slot(bound), b.hold(step), cmp=cmp,
+                               pred=False)
+        carry_of, nexts = {}, {}
+        for name in carried:
+            nexts[name] = b.wire(f"{var}.{name}")
+            carry_of[name] = b.carry(flag, self.initial(region, region.read(name)), nexts[name], pred=False)
+        header = self._header(region, flag, False, carry_of)
+        inner = Region(self, (flag, False), region, knows=region.knows, loop=(region, varying, header))
+        inner.entry = lambda name: self.steer_in(inner, header(name))
+        inner.env[var] = b.op("SUB", b.hold(0), index) if negate else index
+        fill(inner)
+        for name in carried:
+            nexts[name].bind(self.token(inner, inner.read(name)))
+            region.write(name, b.steer(flag, carry_of[name], pred=True))
+
+    def stmt_For(self, region, node):
+        var, start, bound, step, cmp = self._range(region, node)
+        carried, varying = self._carried(region, node.body, var)
+        self.stream_loop(region, node, var, start, bound, step, cmp, node.body, carried, varying,
+                         lambda inner: self.block(inner, node.body))
+        region.env[var] = _Dead(node)
+
+    def stmt_While(self, region, node):
+        b = self.b
+        if node.orelse:
+            self.src.refuse(node, "while-else", "loops have no else clause", "put the code after the loop")
+        if isinstance(node.test, ast.Constant):
+            if node.test.value:
+                self.src.refuse(node, "while True", "a loop exits only through its condition (no break)",
+                                "write the exit test as the while condition")
+            return
+        carried, varying = self._carried(region, node.body)
+        cond_wire = b.wire("while")
+        carry_of, nexts = {}, {}
+        for name in carried:
+            nexts[name] = b.wire(f"while.{name}")
+            carry_of[name] = b.carry(cond_wire, self.initial(region, region.read(name)), nexts[name])
+        header = self._header(region, cond_wire, True, carry_of)
+        head = Region(self, None, None, entry=header, knows=region.knows,
+                      make_token=lambda s: b.invariant(cond_wire, s.slot()))
+        cond = self.token(head, self.expr(head, node.test))
+        cond_wire.bind(cond)
+        inner = Region(self, (cond, True), region, knows=region.knows, loop=(region, varying, header))
+        inner.entry = lambda name: self.steer_in(inner, header(name))
+        self.block(inner, node.body)
+        for name in carried:
+            nexts[name].bind(self.token(inner, inner.read(name)))
+            region.write(name, b.steer(cond, carry_of[name], pred=False))
+
+    # calls ----------------------------------------------------------------------------------
+    def inline_call(self, region, node, callee: Kernel):
+        src = source_of(callee)
+        tree = src.tree
+        if node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
+            self.src.refuse(node, "keyword arguments", "helpers take positional arguments only",
+                            "pass each argument in order")
+        if any(c is callee for c, _ in self.inlining) or callee.fn is self.src.fn:
+            self.src.refuse(node, f"recursive call of {tree.name}", "calls are inlined, so recursion "
+                            "cannot end", "write a loop, or a task that pushes itself (mode ripple)")
+        params = tree.args
+        if params.vararg or params.kwarg or params.kwonlyargs or params.defaults or params.posonlyargs:
+            src.refuse(tree, f"helper {tree.name}", "helpers take plain positional parameters",
+                       "list each parameter")
+        for param in params.args:
+            kind = int if param.annotation is None else _annotation(src, param.annotation)
+            if kind is not int:
+                src.refuse(param, f"helper parameter {param.arg!r}", "helpers take int scalars only",
+                           "pass array words as values")
+        if len(node.args) != len(params.args):
+            self.src.refuse(node, f"call of {tree.name}", f"{len(node.args)} arguments for "
+                            f"{len(params.args)} parameters", "pass one value per parameter")
+        body = list(tree.body)
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+            body = body[1:]
+        if not body or not isinstance(body[-1], ast.Return) or body[-1].value is None:
+            src.refuse(tree, f"helper {tree.name}", "a helper must end with return <value>",
+                       "return the result as the last statement")
+        if uses_ripple(body, src.names) is not None:
+            src.refuse(uses_ripple(body, src.names), "Ripple construct in a helper", "helpers are "
+                       "scalar code", "push and lock in the kernel")
+        values = [self.expr(region, arg) for arg in node.args]
+        root = Region(self, region.decider, None, make_token=lambda s: self.token(region, s),
+                      resolve=lambda name: self._resolve(src, name, None), top=region.top)
+        root.env.update({p.arg: v for p, v in zip(params.args, values, strict=True)})
+        saved = (self.src, self.scope_arrays, self.plan)
+        self.inlining.append((callee, node))
+        self.src, self.scope_arrays, self.plan = src, set(), MemoryPlan()
+        try:
+            self.block(root, body[:-1])
+            return self.expr(root, body[-1].value)
+        finally:
+            self.src, self.scope_arrays, self.plan = saved
+            self.inlining.pop()
+
+    def _resolve(self, src, name, task, node=None):
+        value = src.names.get(name)
+        node = node or self._at
+        if isinstance(value, int) and (src is not self.kernel_src or name not in self.kernel_locals):
+            return Const(wrap(int(value)))
+        if task is not None and name in self.kernel_locals:
+            raise LangError(src.where(node or src.tree), f"read of {name!r} in task {task!r}",
+                            "a task reads only kernel arguments, its parameters and its own variables",
+                            f"pass {name} as a push argument")
+        raise LangError(src.where(node or src.tree), f"name {name!r}", "is read before it is assigned on "
+                        "this path (or is not a kernel argument, an int constant or a helper)",
+                        "assign it on every path before reading it")
+
+    def push(self, region, call):
+        if not call.args or not isinstance(call.args[0], ast.Name) or call.args[0].id not in self.tasks \
+                or isinstance(self.tasks[call.args[0].id].node, ast.AsyncFor):
+            self.src.refuse(call, "push", "the first argument must name an async def task of this kernel",
+                            "write push(task, value, ...)")
+        if call.keywords or any(isinstance(a, ast.Starred) for a in call.args):
+            self.src.refuse(call, "push", "push takes positional values only", "pass each value")
+        info = self.tasks[call.args[0].id]
+        values = call.args[1:]
+        if len(values) != len(info.params):
+            self.src.refuse(call, f"push to {info.name}", f"{len(values)} values for its "
+                            f"{len(info.params)} parameters", "pass one value per parameter")
+        tokens = [self.token(region, self.expr(region, v)) for v in values]
+        self.b.push(info.handle, *tokens)
+
+    def out(self, region, call):
+        if len(call.args) != 2 or call.keywords or not isinstance(call.args[0], ast.Constant) or \
+                not isinstance(call.args[0].value, str):
+            self.src.refuse(call, "out", "out takes a constant name and a value", 'write out("name", v)')
+        name = call.args[0].value
+        self._sink_name(call, name)
+        self.b.sink(name, self.token(region, self.expr(region, call.args[1])))
+
+    def _sink_name(self, node, name):
+        if name in self.sinks or name in self.tasks or name in self.b.graph.nodes:
+            self.src.refuse(node, f"output {name!r}", "each output name has one out() site and must "
+                            "differ from task names and 'return'", "use another name")
+        self.sinks.add(name)
+
+    # Ripple ---------------------------------------------------------------------------------
+    def stmt_AsyncFunctionDef(self, region, node):
+        if region is not self.root:
+            self.src.refuse(node, "async def", "tasks are defined at the top level of the kernel body",
+                            "move the task to the kernel's top level")
+        info = self.tasks[node.name]
+        self.task_scope(info, node.body, dict(zip(info.params, info.handle.args, strict=True)))
+
+    def task_scope(self, info, body, params: dict):
+        handle = info.handle
+        trigger = handle.args[0]
+        root = Region(self, None, None, make_token=lambda s: self.b.order(s.slot(), trigger),
+                      resolve=lambda name: self._resolve(self.src, name, info.name))
+        root.env.update({name: Scalar(name) for name in self.scalars})
+        root.env.update(params)
+        plan = plan_memory(body, self.src.names, self.arrays, serial_task=not info.ind)
+        for array in plan.flowing:
+            root.env[tok(array)] = root.env[acc(array)] = Const(0)
+        saved = self.plan, self.root
+        self.plan, self.root = plan, None
+        try:
+            for stmt in body:
+                if isinstance(stmt, ast.Return):
+                    self.src.refuse(stmt, "return in a task", "a task's results leave by store, push or "
+                                    "out()", "store the result or push it")
+            self.block(root, body)
+            if not info.ind:
+                finish = trigger
+                for array in sorted(plan.flowing):
+                    finish = self.join(root, root.read(acc(array)), finish)
+                handle.finish(finish)
+        finally:
+            self.plan, self.root = saved
+
+    def stmt_AsyncFor(self, region, node):
+        info = self.tasks[implicit_name(node)]
+        var, start, bound, step, cmp = self._range(region, node)
+        for name in sorted(assigned_names(node.body, self.src.names)):
+            if region.knows(name):
+                self.src.refuse(node, f"assignment to {name!r} in async for", "each index runs as its own "
+                                "task, so the body cannot assign the enclosing scope's variables",
+                                "store results in an array, or use a plain for loop")
+        captured = info.params[1:]
+
+        def fill(inner):
+            values = [inner.read(var)] + [self.token(inner, inner.read(n)) for n in captured]
+            self.b.push(info.handle, *values)
+        self.stream_loop(region, node, var, start, bound, step, cmp, node.body, [], set(), fill)
+        self.task_scope(info, node.body, dict(zip(info.params, info.handle.args, strict=True)))
+
+    def stmt_With(self, region, node):
+        item = node.items[0] if len(node.items) == 1 else None
+        call = item.context_expr if item else None
+        if item is None or not isinstance(call, ast.Call) or marker_of(self.src.names, call.func) != "atomic":
+            self.src.refuse(node, "with", "the only context is atomic(address)", "write with atomic(a):")
+        if item.optional_vars is not None or len(call.args) != 1 or call.keywords:
+            self.src.refuse(node, "with atomic", "atomic takes one address and binds no name",
+                            "write with atomic(address):")
+        if self.atomic_name:
+            self.src.refuse(node, "nested atomic", "one invocation holds at most one lock at a time (two "
+                            "could deadlock)", "end the first block before the second")
+        address = self.token(region, self.expr(region, call.args[0]))
+        grant = self.b.acquire(address)
+        arrays = set(memory_sites(node.body, self.src.names, self.scope_arrays))
+        self.enter_atomic(region, grant, arrays)
+        name = call.args[0].id if isinstance(call.args[0], ast.Name) else None
+        saved = region.env.get(name)
+        if name is not None:
+            region.env[name] = grant       # same value; the block's accesses then follow the grant
+        self.atomic_name.append(name)
+        try:
+            self.block(region, node.body)
+        finally:
+            self.atomic_name.pop()
+        released = self.b.release(grant, sync=self.block_effects(region, grant, arrays))
+        self.leave_atomic(region, released, arrays)
+        if name is not None:
+            region.env[name] = saved
+
+    # the kernel -----------------------------------------------------------------------------
+    def compile(self) -> Graph:
+        self.plan = plan_memory(self.body, self.src.names, self.arrays)
+        root = Region(self, None, None, top=True,
+                      resolve=lambda name: self._resolve(self.src, name, None))
+        self.root = root
+        root.env.update({name: Scalar(name) for name in self.scalars})
+        for array in self.plan.flowing:
+            root.env[tok(array)] = root.env[acc(array)] = Const(0)
+        body = self.body
+        result = None
+        if body and isinstance(body[-1], ast.Return):
+            body, result = body[:-1], body[-1]
+        self.block(root, body)
+        if result is not None and result.value is not None:
+            self._sink_name(result, "return")
+            self.b.sink("return", self.token(root, self.expr(root, result.value)))
+        try:
+            graph = self.b.build()
+        except GraphError as error:
+            raise LangError(self.src.where(self.src.tree), "kernel", str(error)) from None
+        return _prune(graph).validate()
+
+
+def _annotation(src, node):
+    if not isinstance(node, ast.Name):
+        return None
+    return src.names.get(node.id, getattr(builtins, node.id, None))
+
+
+def _c_divide(a: int, b: int, symbol: str) -> int:
+    quotient = abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1)
+    return wrap(quotient if symbol == "//" else a - quotient * b)
+
+
+def _is_condition(node) -> bool:
+    return isinstance(node, ast.Compare | ast.BoolOp) or (isinstance(node, ast.UnaryOp) and
+                                                          isinstance(node.op, ast.Not)) or \
+        (isinstance(node, ast.Constant) and isinstance(node.value, bool))
+
+
+def _pure(stmts) -> bool:
+    """Branch code that may run unconditionally: scalar assignments of load- and call-free values."""
+    for stmt in stmts:
+        if isinstance(stmt, ast.Pass):
+            continue
+        if isinstance(stmt, ast.If):
+            if not (_pure(stmt.body) and _pure(stmt.orelse) and _pure_expr(stmt.test)):
+                return False
+            continue
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            value = stmt.value
+        elif isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name) and \
+                type(stmt.op) in _BINOPS:
+            value = stmt.value
+        else:
+            return False
+        if not _pure_expr(value):
+            return False
+    return True
+
+
+def _pure_expr(node) -> bool:
+    parts = list(ast.walk(node))
+    return not any(isinstance(n, ast.Subscript | ast.Call | ast.NamedExpr | ast.Await) for n in parts) \
+        and all(not isinstance(n, ast.BinOp) or type(n.op) in _BINOPS for n in ast.walk(node))
+
+
+def _describe(node) -> str:
+    if isinstance(node, ast.AsyncFunctionDef):
+        return f"async def {node.name}"
+    if isinstance(node, ast.AsyncFor):
+        return "async for"
+    return f"{ast.unparse(node.func)}()" if isinstance(node, ast.Call) else type(node).__name__
+
+
+def _prune(graph: Graph) -> Graph:
+    """Keep only operators some effect (store, output, task, lock) depends on."""
+    live, stack = set(), [name for name, node in graph.nodes.items() if node.op in _ROOT_OPS]
+    while stack:
+        name = stack.pop()
+        if name in live:
+            continue
+        live.add(name)
+        stack.extend(i.source for i in graph.nodes[name].inputs if i.kind == "edge")
+    for name in [n for n in graph.nodes if n not in live]:
+        del graph.nodes[name]
+    return graph
+
+
+def compile_kernel(target, mode: str | None = None, *, spill: bool = True,
+                   queue_depth: int = DEFAULT_DEPTH) -> Graph:
+    """The validated graph of a ``@kernel`` function. ``mode``: "ordered", "ripple" or None (ripple
+    if the kernel uses tasks, push or atomic). ``spill=False`` disables the spill rule for push
+    cycles (their queues then back-pressure and may deadlock); ``queue_depth`` sizes task queues."""
+    if not isinstance(target, Kernel):
+        raise TypeError(f"{target!r} is not a @kernel function")
+    return _Compiler(target, mode, spill, queue_depth).compile()

@@ -1,0 +1,299 @@
+"""Every refused construct raises LangError with file:line, the construct and what to write."""
+# ruff: noqa: F841, B007  (the kernels below are refused on purpose, unused names included)
+
+import pytest
+
+from ripple_core.lang import Array, LangError, atomic, compile_kernel, ind, inline, kernel, push
+
+HERE = __file__.rsplit("/", 1)[-1]
+
+
+def refused(kernel_fn, pattern, **options):
+    with pytest.raises(LangError, match=pattern) as info:
+        compile_kernel(kernel_fn, **options)
+    assert HERE in str(info.value) and ":" in info.value.where
+    return str(info.value)
+
+
+@kernel
+def divides(a: int):
+    return a // 3
+
+
+@kernel
+def modulo(a: int):
+    return a % 4
+
+
+@kernel
+def floats(a: int):
+    return a + 1.5
+
+
+@kernel
+def unpacks(a: int):
+    x, y = a, a
+    return x
+
+
+@kernel
+def breaks(n: int):
+    i = 0
+    while i < n:
+        i += 1
+        break
+    return i
+
+
+@kernel
+def continues(n: int):
+    s = 0
+    for i in range(n):
+        continue
+    return s
+
+
+@kernel
+def early_return(n: int):
+    if n > 0:
+        return 1
+    return 0
+
+
+@kernel
+def prints(n: int):
+    print(n)
+
+
+@kernel
+def attributes(A: Array):
+    return A.size
+
+
+@kernel
+def lists(n: int):
+    x = [n]
+    return n
+
+
+@kernel
+def comprehension(n: int):
+    x = [i for i in range(n)]
+    return x
+
+
+@kernel
+def lambdas(n: int):
+    f = lambda v: v  # noqa: E731
+    return n
+
+
+@kernel
+def tries(n: int):
+    try:
+        n += 1
+    except ValueError:
+        pass
+    return n
+
+
+@kernel
+def other_with(n: int):
+    with open("x"):
+        pass
+
+
+@kernel
+def loop_var_assigned(n: int):
+    s = 0
+    for i in range(n):
+        i += 1
+    return s
+
+
+@kernel
+def variable_step(n: int, k: int):
+    s = 0
+    for i in range(0, n, k):
+        s += i
+    return s
+
+
+@kernel
+def not_range(A: Array):
+    for v in A:
+        pass
+
+
+@kernel
+def non_condition_and(a: int, b: int):
+    return a and b
+
+
+@kernel
+def strings(n: int):
+    s = "x"
+    return n
+
+
+@kernel
+def globals_(n: int):
+    global X
+    return n
+
+
+@kernel
+def unannotated(n):
+    return n
+
+
+@kernel
+def defaults(n: int = 3):
+    return n
+
+
+@kernel
+def keyword_call(n: int):
+    return helper(n, k=1)
+
+
+@inline
+def helper(n: int, k: int):
+    return n + k
+
+
+@kernel
+def recursive(n: int):
+    return recursive(n)
+
+
+@kernel
+def unknown_call(n: int):
+    return abs(n)
+
+
+@kernel
+def undefined(n: int):
+    return m  # noqa: F821
+
+
+@kernel
+def loop_var_after(n: int):
+    for i in range(n):
+        pass
+    return i
+
+
+@kernel
+def while_true(n: int):
+    while True:
+        n += 1
+
+
+@kernel
+def array_value(A: Array):
+    B = A
+    B[0] = 1
+
+
+@kernel
+def slices(A: Array):
+    A[0] = A[1:2]
+
+
+@kernel
+def uses_push(A: Array):
+    async def task(v):
+        A[v] = 1
+    push(task, 0)
+
+
+@kernel
+def reads_kernel_local(A: Array, n: int):
+    k = n + 1
+
+    async def task(v):
+        A[v] = k
+    push(task, 0)
+
+
+@kernel
+def nested_atomic(A: Array):
+    @ind
+    async def task(v):
+        with atomic(v):
+            with atomic(v + 1):
+                A[v] = 1
+    push(task, 0)
+
+
+@kernel
+def push_width(A: Array):
+    async def task(v, w):
+        A[v] = w
+    push(task, 0)
+
+
+@kernel
+async def async_for_assigns(A: Array, n: int):
+    s = 0
+    async for i in range(n):
+        s = A[i]
+    A[0] = s
+
+
+@kernel
+def task_returns(A: Array):
+    async def task(v):
+        return v
+    push(task, 0)
+
+
+CASES = [
+    (divides, "operator //.*no divider.*use >> and &"),
+    (modulo, "operator %.*no divider"),
+    (floats, "float constant.*32-bit ints.*fixed point"),
+    (unpacks, "tuple unpacking.*one value at a time"),
+    (breaks, "break.*fold the exit test"),
+    (continues, "continue.*guard the rest"),
+    (early_return, "return.*last statement"),
+    (prints, "print.*out\\("),
+    (attributes, "attribute access"),
+    (lists, "list.*Array argument"),
+    (comprehension, "comprehension.*for loop"),
+    (lambdas, "lambda.*@inline"),
+    (tries, "try.*no exceptions"),
+    (other_with, "with.*atomic"),
+    (loop_var_assigned, "loop variable 'i'.*while loop"),
+    (variable_step, "range step.*nonzero constant"),
+    (not_range, "for loop.*range"),
+    (non_condition_and, "and/or operand.*x != 0"),
+    (strings, "str constant"),
+    (globals_, "global.*argument"),
+    (unannotated, "parameter 'n'.*Array.*int"),
+    (defaults, "default values"),
+    (keyword_call, "keyword arguments"),
+    (recursive, "recursive call"),
+    (unknown_call, "call of abs.*@inline"),
+    (undefined, "name 'm'.*assign it"),
+    (loop_var_after, "loop variable 'i'.*after the loop"),
+    (while_true, "while True.*condition"),
+    (array_value, "array 'A'.*index it"),
+    (slices, "slice"),
+    (reads_kernel_local, "read of 'k' in task 'task'.*push argument"),
+    (nested_atomic, "nested atomic"),
+    (push_width, "push to task.*1 values for its 2 parameters"),
+    (async_for_assigns, "assignment to 's' in async for.*array"),
+    (task_returns, "return in a task"),
+]
+
+
+@pytest.mark.parametrize("kernel_fn, pattern", CASES, ids=[k.__name__ for k, _ in CASES])
+def test_refusal(kernel_fn, pattern):
+    print(refused(kernel_fn, pattern))
+
+
+def test_ordered_mode_refuses_ripple_constructs():
+    message = refused(uses_push, 'mode="ripple"', mode="ordered")
+    assert "async def task" in message
+    compile_kernel(uses_push)       # inferred: ripple
