@@ -16,6 +16,7 @@ and history costs) and the streams on them are ripped up and rerouted, until no 
 or :class:`RouteError` after ``max_iterations``.
 """
 
+import dataclasses
 import heapq
 import itertools
 from collections import Counter, defaultdict
@@ -269,10 +270,37 @@ def route(spec: FabricSpec, graph: StreamGraph, placement: Placement, *,
     adjacency = usable_links(spec)
     _check_endpoints(spec, graph, placement, adjacency)
     trees, iterations = _negotiate(spec, graph, placement, adjacency, max_iterations)
+    return _routing(graph, placement, trees, iterations)
+
+
+def _routing(graph: StreamGraph, placement: Placement, trees: list, iterations: int) -> Routing:
+    """The routing of ``graph`` along ``trees``: micro-ops from the graph's own token counts."""
     routes = [EdgeRoute(edge, _hops(tree, source_endpoint(graph, placement, edge)[1]), tree.links())
               for edge, tree in zip(graph.edges, trees, strict=True)]
     return Routing(placement=placement, routes=routes, switch_uops=switch_uops(routes),
                    fu_uops=fu_uops(graph, placement), iterations=iterations)
+
+
+# Where every node went and which links each stream took depend on the graph's shape alone (its
+# nodes' kinds and pins, its streams' ends), never on token counts or micro-ops. So the cases of one
+# program (a vectors file, a suite's cases) are placed and routed once per process; each still
+# gets micro-ops from its own counts and the full routing check; a shape that did not route fails
+# again at once. The newest few shapes are kept.
+_ROUTED: dict = {}
+_ROUTED_KEPT = 128
+
+
+def _shape(spec: FabricSpec, graph: StreamGraph, options: tuple) -> tuple:
+    nodes = tuple((node.name, node.kind, node.tile, node.port) for node in graph.nodes.values())
+    edges = tuple((edge.source, tuple(edge.sinks)) for edge in graph.edges)
+    return spec, nodes, edges, options
+
+
+def _remember(shape: tuple, *outcome):
+    """Keep a shape's (placement, trees, iterations), or the RouteError none of its tries escaped."""
+    if len(_ROUTED) >= _ROUTED_KEPT:
+        del _ROUTED[next(iter(_ROUTED))]
+    _ROUTED[shape] = outcome[0] if isinstance(outcome[0], RouteError) else outcome
 
 
 def place_and_route(spec: FabricSpec, graph: StreamGraph, *, seed: int = 0, attempts: int = 3,
@@ -285,6 +313,16 @@ def place_and_route(spec: FabricSpec, graph: StreamGraph, *, seed: int = 0, atte
     raised if none succeeds. Deterministic for a given ``seed``.
     """
     checks.check_program(spec, graph)
+    shape = _shape(spec, graph, (seed, attempts, max_iterations, exhaustive))
+    if shape in _ROUTED:
+        if isinstance(_ROUTED[shape], RouteError):
+            raise _ROUTED[shape]
+        placement, trees, iterations = _ROUTED[shape]
+        routing = _routing(graph, dataclasses.replace(placement, tiles=dict(placement.tiles),
+                                                      host_sides=dict(placement.host_sides)),
+                           trees, iterations)
+        checks.check_routing(spec, graph, routing)
+        return routing
     first_error, tried = None, []
     candidates = (place(spec, graph, seed=seed + attempt) for attempt in range(attempts))
 
@@ -298,10 +336,16 @@ def place_and_route(spec: FabricSpec, graph: StreamGraph, *, seed: int = 0, atte
         tried.append(placement.tiles)
         checks.check_placement(spec, graph, placement)
         try:
-            routing = route(spec, graph, placement, max_iterations=max_iterations)
+            adjacency = usable_links(spec)
+            _check_endpoints(spec, graph, placement, adjacency)
+            trees, iterations = _negotiate(spec, graph, placement, adjacency, max_iterations)
         except RouteError as error:
             first_error = first_error or error
             continue
+        routing = _routing(graph, placement, trees, iterations)
         checks.check_routing(spec, graph, routing)
+        _remember(shape, dataclasses.replace(placement, tiles=dict(placement.tiles),
+                                             host_sides=dict(placement.host_sides)), trees, iterations)
         return routing
+    _remember(shape, first_error)
     raise first_error

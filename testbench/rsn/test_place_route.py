@@ -555,3 +555,35 @@ def test_disconnected_sink_is_reported_at_once():
                                          r"\(0, 1\) that avoids failed tiles \[\] and failed links "
                                          r"\[\(\(0, 0\), 'E'\)\]"):
         place_and_route(spec, graph)
+
+
+def test_a_shape_placed_once_serves_every_token_count():
+    """The cases of one program share a placement and routes (they depend on the graph's shape
+    alone), but each gets micro-ops from its own token counts: the same as a fresh placement of
+    that case, which a cleared cache gives; a shape that does not route fails again at once."""
+    import rsn.route as routing_module
+
+    spec = fabric(2, 3, ["alu alu alu", "alu alu alu"],
+                  [("in0", 0, 0, "W", "in"), ("out0", 1, 2, "E", "out")])
+    outcomes = {}
+    for tokens in (8, 3, 8):
+        graph = alu_chain(4, tokens)
+        cached = place_and_route(spec, graph, seed=5)
+        routing_module._ROUTED.clear()
+        fresh = place_and_route(spec, graph, seed=5)
+        assert (cached.placement, cached.switch_uops, cached.fu_uops) == \
+            (fresh.placement, fresh.switch_uops, fresh.fu_uops), f"{tokens} tokens"
+        assert {uop["beats"] for uops in cached.switch_uops.values() for uop in uops} == {tokens}
+        verify(spec, graph, cached)
+        outcomes[tokens] = cached.placement.tiles
+    assert outcomes[8] == outcomes[3]
+
+    blocked = fabric(1, 2, ["alu alu"], [("in0", 0, 0, "W", "in"), ("out0", 0, 1, "E", "out")],
+                     failed_links=[(0, 0, "E")])
+    graph = StreamGraph()
+    graph.add_host_in("x", "in0", 4)
+    graph.add_host_out("y", "out0", 4)
+    graph.connect("x", "y", 4)
+    for _ in range(2):
+        with pytest.raises(RouteError, match="no path from tile"):
+            place_and_route(blocked, graph)
