@@ -204,6 +204,7 @@ class MemoryLowering:
         if array in self.plan.tokened:
             region.write(tok(array), done)
             region.write(acc(array), done)
+        region.done = region.done or done
         return done
 
     def enter_atomic(self, region, grant, arrays):

@@ -68,6 +68,7 @@ class Region:
         self.assigned: set = set()
         self.tokens: dict = {}
         self.steered: dict = {}     # parent value -> its STEER into this region (one per value)
+        self.done = None            # a completion token (value 1) made once per activation here
         registry = getattr(compiler, "regions", None)
         if registry is not None:
             registry.append(self)
@@ -94,10 +95,10 @@ class Region:
         return self.steered[outer]
 
     def state(self):
-        return dict(self.env), set(self.assigned), dict(self.tokens), dict(self.steered)
+        return dict(self.env), set(self.assigned), dict(self.tokens), dict(self.steered), self.done
 
     def restore(self, state):
-        env, assigned, tokens, steered = state
+        env, assigned, tokens, steered, self.done = state
         self.env, self.assigned, self.tokens, self.steered = dict(env), set(assigned), dict(tokens), \
             dict(steered)
 
