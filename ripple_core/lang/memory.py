@@ -14,6 +14,10 @@ that may alias and of which at least one stores.
 * Redundant edges are pruned: an access that already depends on the token it would wait for
   (its index was computed from an earlier load, say) gets no ORDER, a join with "nothing" is the
   other side, and a load after loads with no store between waits on nothing new.
+* Where tok also comes after acc they happen together, and one variable serves both: the MERGE
+  of tok after an if whose decider (or tok, side by side) comes after acc, and one CARRY in a loop
+  whose pair coincides on entry and on the back edge (or that loads nothing of the array and
+  whose decider comes after acc). No wait changes, and tokens of different arrays never mix.
 * An atomic block's accesses wait for the ACQUIRE's grant, and its RELEASE waits for the join of
   the block's ``acc`` tokens. An array accessed only inside atomic blocks of a scope keeps its
   tokens inside each block: the lock, not program order, orders blocks on one address (so a
