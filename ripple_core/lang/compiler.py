@@ -39,7 +39,7 @@ from .analysis import (
 )
 from .api import Array, Kernel
 from .errors import LangError
-from .memory import MemoryLowering, MemoryPlan, plan_memory
+from .memory import MemoryLowering, MemoryPlan, plan_memory, token_array
 from .source import source_of
 from .tasks import DEFAULT_DEPTH, implicit_name, plan_tasks
 from .values import STATIC, Const, Region, Scalar
@@ -101,6 +101,8 @@ class _Compiler(MemoryLowering):
     def __init__(self, target: Kernel, mode: str | None, spill: bool, queue_depth: int):
         self.src = self.kernel_src = source_of(target)
         self._at = None
+        self.regions: list = []         # every Region registers itself (see _snapshot)
+        self.caches: list = []          # loop headers' INVARIANT tables
         tree = self.src.tree
         self.b = Builder(tree.name)
         self._raw, self._indexed = {}, 0
@@ -360,7 +362,7 @@ class _Compiler(MemoryLowering):
         value = self.expr(outer, node)
         if not isinstance(value, Ref):
             return value
-        inner = self.steer_in(region, header(key, value))
+        inner = region.steer(header(key, value))
         region.env[key] = inner
         return inner
 
@@ -466,12 +468,23 @@ class _Compiler(MemoryLowering):
             side = Region(self, (decider, pred), region)
             self.block(side, stmts)
             sides.append(side)
-        for name in self._merged(region, sides):
+        names = self._merged(region, sides)
+        pairs = self.branch_pairs(decider, names, sides)
+        merges, merged = {}, {}
+        for name in sorted(names, key=lambda n: (n.startswith("@acc:"), n)):
+            if token_array(name) in pairs and name.startswith("@acc:"):
+                merged[name] = merged[tok(token_array(name))]
+                continue
             t, f = (side.read(name) for side in sides)
             if t is f or (isinstance(t, STATIC) and isinstance(f, STATIC) and t.key() == f.key()):
-                region.write(name, t)
-            else:
-                region.write(name, self.b.merge(decider, self.slot(t), self.slot(f)))
+                merged[name] = t
+                continue
+            key = tuple(v.key() if isinstance(v, STATIC) else v for v in (t, f))
+            if key not in merges:
+                merges[key] = self.b.merge(decider, self.slot(t), self.slot(f))
+            merged[name] = merges[key]
+        for name in names:
+            region.write(name, merged[name])
 
     @staticmethod
     def _merged(region, sides):
@@ -516,6 +529,7 @@ class _Compiler(MemoryLowering):
 
     def _header(self, region, decider, pred, carry_of):
         invariants = {}
+        self.caches.append(invariants)
 
         def header(key, outer=None):
             if key in carry_of:
@@ -533,7 +547,81 @@ class _Compiler(MemoryLowering):
                    and not isinstance(region.read(n), _Dead)]
         return carried, effects | ({var} if var else set())
 
+    # A loop may carry an array's tok and acc as one CARRY (memory.loop_pairs). Whether tok still
+    # stands for acc at the end of the body is known only once the body is built, so the loop is
+    # built with its pairs and, if some pair fails that test, rebuilt without them.
+    def _snapshot(self):
+        b = self.b
+        tasks = [(t, list(t.sites), t.done) for t in b._tasks]
+        regions = [(r, r.state()) for r in self.regions]
+        caches = [(c, dict(c)) for c in self.caches]
+        return dict(b.graph.nodes), len(b._pending), b._count, tasks, set(self.sinks), regions, caches
+
+    def _restore(self, snapshot):
+        b = self.b
+        nodes, pending, count, tasks, sinks, regions, caches = snapshot
+        b.graph.nodes.clear()
+        b.graph.nodes.update(nodes)
+        del b._pending[pending:]
+        b._count = count
+        for task, sites, done in tasks:
+            task.sites[:] = sites
+            task.done = done
+        self.sinks = set(sinks)
+        for region, state in regions:
+            region.restore(state)
+        del self.regions[len(regions):]
+        for cache, content in caches:
+            cache.clear()
+            cache.update(content)
+        del self.caches[len(caches):]
+        self._raw, self._indexed = {}, 0
+
+    def _with_pairs(self, pairs, build):
+        """``build(pairs)`` returns the arrays whose pair failed; rebuild without them until none do."""
+        while True:
+            snapshot = self._snapshot() if pairs else None
+            failed = build(pairs)
+            if not failed:
+                return
+            self._restore(snapshot)
+            for array in failed:
+                del pairs[array]
+
+    def _carries(self, region, decider, pred, label, carried, pairs, carry_of, nexts):
+        """A CARRY for each carried name that has none yet; a paired array's tok shares its acc's."""
+        for name in carried:
+            array = token_array(name)
+            if name in carry_of or (array in pairs and name == tok(array)):
+                continue
+            nexts[name] = self.b.wire(f"{label}.{name}")
+            init = pairs[array] if array in pairs else region.read(name)
+            carry_of[name] = self.b.carry(decider, self.initial(region, init), nexts[name], pred=pred)
+        for array in pairs:
+            carry_of[tok(array)] = carry_of[acc(array)]
+
+    def _close_loop(self, region, inner, decider, pred, carried, pairs, carry_of, nexts) -> set:
+        failed = {array for array in pairs
+                  if not self.same_token(inner.read(tok(array)), inner.read(acc(array)))}
+        if failed:
+            return failed
+        for name, wire in nexts.items():
+            array = token_array(name)
+            wire.bind(self.token(inner, inner.read(tok(array) if array in pairs else name)))
+        exits = {}
+        for name in carried:
+            carry = carry_of[name]
+            if carry not in exits:
+                exits[carry] = self.b.steer(decider, carry, pred=pred)
+            region.write(name, exits[carry])
+        return set()
+
     def stream_loop(self, region, node, var, start, bound, step, cmp, body, carried, varying, fill):
+        pairs, pending = self.loop_pairs(region, carried, body)
+        self._with_pairs(pairs, lambda pairs: self._stream_loop(
+            region, var, start, bound, step, cmp, carried, varying, fill, pairs, pending))
+
+    def _stream_loop(self, region, var, start, bound, step, cmp, carried, varying, fill, pairs, pending):
         b = self.b
         negate = step < 0
         if negate:
@@ -542,18 +630,17 @@ class _Compiler(MemoryLowering):
             step = -step
         index, flag = b.stream(self.initial(region, start), self.slot(bound), b.hold(step), cmp=cmp,
                                pred=False)
+        for array in pending:
+            if array in pairs and not self.after(flag, pairs[array]):
+                del pairs[array]
         carry_of, nexts = {}, {}
-        for name in carried:
-            nexts[name] = b.wire(f"{var}.{name}")
-            carry_of[name] = b.carry(flag, self.initial(region, region.read(name)), nexts[name], pred=False)
+        self._carries(region, flag, False, var, carried, pairs, carry_of, nexts)
         header = self._header(region, flag, False, carry_of)
         inner = Region(self, (flag, False), region, knows=region.knows, loop=(region, varying, header))
-        inner.entry = lambda name: self.steer_in(inner, header(name))
+        inner.entry = lambda name: inner.steer(header(name))
         inner.env[var] = b.op("SUB", b.hold(0), index) if negate else index
         fill(inner)
-        for name in carried:
-            nexts[name].bind(self.token(inner, inner.read(name)))
-            region.write(name, b.steer(flag, carry_of[name], pred=True))
+        return self._close_loop(region, inner, flag, True, carried, pairs, carry_of, nexts)
 
     def stmt_For(self, region, node):
         var, start, bound, step, cmp = self._range(region, node)
@@ -563,7 +650,6 @@ class _Compiler(MemoryLowering):
         region.env[var] = _Dead(node)
 
     def stmt_While(self, region, node):
-        b = self.b
         if node.orelse:
             self.src.refuse(node, "while-else", "loops have no else clause", "put the code after the loop")
         if isinstance(node.test, ast.Constant):
@@ -572,22 +658,28 @@ class _Compiler(MemoryLowering):
                                 "write the exit test as the while condition")
             return
         carried, varying = self._carried(region, node.body)
+        pairs, pending = self.loop_pairs(region, carried, [node.test, *node.body])
+        self._with_pairs(pairs, lambda pairs: self._while_loop(region, node, carried, varying, pairs,
+                                                                pending))
+
+    def _while_loop(self, region, node, carried, varying, pairs, pending):
+        b = self.b
         cond_wire = b.wire("while")
         carry_of, nexts = {}, {}
-        for name in carried:
-            nexts[name] = b.wire(f"while.{name}")
-            carry_of[name] = b.carry(cond_wire, self.initial(region, region.read(name)), nexts[name])
+        self._carries(region, cond_wire, True, "while", carried, pairs, carry_of, nexts)
         header = self._header(region, cond_wire, True, carry_of)
         head = Region(self, None, None, entry=header, knows=region.knows,
                       make_token=lambda s: b.invariant(cond_wire, s.slot()))
         cond = self.token(head, self.expr(head, node.test))
         cond_wire.bind(cond)
+        late = [array for array in pending if array in pairs and not self.after(cond, pairs[array])]
+        for array in late:          # the test loads nothing of these, so their tok is not read yet
+            del pairs[array], carry_of[tok(array)]
+        self._carries(region, cond_wire, True, "while", carried, pairs, carry_of, nexts)
         inner = Region(self, (cond, True), region, knows=region.knows, loop=(region, varying, header))
-        inner.entry = lambda name: self.steer_in(inner, header(name))
+        inner.entry = lambda name: inner.steer(header(name))
         self.block(inner, node.body)
-        for name in carried:
-            nexts[name].bind(self.token(inner, inner.read(name)))
-            region.write(name, b.steer(cond, carry_of[name], pred=False))
+        return self._close_loop(region, inner, cond, False, carried, pairs, carry_of, nexts)
 
     # calls ----------------------------------------------------------------------------------
     def inline_call(self, region, node, callee: Kernel):
@@ -668,7 +760,11 @@ class _Compiler(MemoryLowering):
             self.src.refuse(call, "out", "out takes a constant name and a value", 'write out("name", v)')
         name = call.args[0].value
         self._sink_name(call, name)
-        self.b.sink(name, self.token(region, self.expr(region, call.args[1])))
+        value = self.expr(region, call.args[1])
+        if isinstance(value, Const) and value.value == 1 and region.done is not None:
+            self.b.sink(name, region.done)      # a completion token already made here is a 1
+            return
+        self.b.sink(name, self.token(region, value))
 
     def _sink_name(self, node, name):
         if name in self.sinks or name in self.tasks or name in self.b.graph.nodes:
@@ -751,6 +847,7 @@ class _Compiler(MemoryLowering):
         finally:
             self.atomic_name.pop()
         released = self.b.release(grant, sync=self.block_effects(region, grant, arrays))
+        region.done = region.done or released
         self.leave_atomic(region, released, arrays)
         if name is not None:
             region.env[name] = saved

@@ -67,6 +67,11 @@ class Region:
         self.env: dict = {}
         self.assigned: set = set()
         self.tokens: dict = {}
+        self.steered: dict = {}     # parent value -> its STEER into this region (one per value)
+        self.done = None            # a completion token (value 1) made once per activation here
+        registry = getattr(compiler, "regions", None)
+        if registry is not None:
+            registry.append(self)
 
     def read(self, name):
         if name in self.env:
@@ -74,11 +79,28 @@ class Region:
         if self.entry is not None:
             value = self.entry(name)
         elif self.parent is not None:
-            value = self.compiler.steer_in(self, self.parent.read(name))
+            value = self.steer(self.parent.read(name))
         else:
             value = self.resolve(name)
         self.env[name] = value
         return value
+
+    def steer(self, outer):
+        """``outer`` (a value of the parent) inside this region; names bound to one value share
+        one STEER."""
+        if not isinstance(outer, Ref):
+            return outer
+        if outer not in self.steered:
+            self.steered[outer] = self.compiler.steer_in(self, outer)
+        return self.steered[outer]
+
+    def state(self):
+        return dict(self.env), set(self.assigned), dict(self.tokens), dict(self.steered), self.done
+
+    def restore(self, state):
+        env, assigned, tokens, steered, self.done = state
+        self.env, self.assigned, self.tokens, self.steered = dict(env), set(assigned), dict(tokens), \
+            dict(steered)
 
     def knows(self, name) -> bool:
         if name in self.env:
