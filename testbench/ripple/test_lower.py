@@ -487,29 +487,18 @@ def _check(label, lowering, compiled, outputs, firings, reads):
         {name: count for name, count in lowering.firings.items() if count}, f"{label}: PE firings"
 
 
-@needs_suite
-def test_fabric_golden_model_runs_every_lowered_case():
-    for seed in seeds_for("ripple-lower-model", count=1):
-        print(f"ripple lowering on the fabric model, seed={seed}")
-        for label, graph, case in _programs(seed):
-            lowering = lower_graph(graph, case, FABRIC, name=label.replace(" ", "_"))
-            compiled = compile_lowering(lowering, FABRIC, seed=seed)
-            fabric_model = FabricModel(FABRIC)
-            result = fabric_model.run(compiled.image, lowering.program.host_inputs)
-            assert result.done, label
-            _check(label, lowering, compiled, result.outputs, result.firings,
-                   model_register_reads(fabric_model, compiled))
-
-
-# --- the Verilated fabric -------------------------------------------------------------------
+# --- the fabric's golden model and the Verilated fabric ----------------------------------------
 
 @needs_suite
 @pytest.mark.verilator
 @pytest.mark.long(0)
-def test_rtl_runs_every_suite_case():
-    """One fabric build, one simulation: every case of the ten suite graphs (the graphs without
-    memory also with their result exported) and the builder programs, each under a random stall
-    profile: host outputs, per-PE firings, and the memory PEs' status and STOREd arrays."""
+def test_every_suite_case_on_the_fabric_model_and_the_rtl():
+    """Every case of the ten suite graphs (the graphs without memory also with their result
+    exported) and the builder programs, each compiled once (the cases of a graph share its
+    placement, placed with the base seed): first on the fabric's golden model,
+    then all in one simulation of the one fabric build, each under a random stall profile. Both
+    are checked on their own: host outputs, per-PE firings, the memory PEs' status and STOREd
+    arrays."""
     from rivulet.sim.fabric_run import run_many_on_rtl
 
     (seed,) = seeds_for("ripple-lower-rtl", count=1)
@@ -518,12 +507,18 @@ def test_rtl_runs_every_suite_case():
     for label, graph, case in _programs(seed):
         lowering = lower_graph(graph, case, FABRIC, name=label.replace(" ", "_").replace("/", "-"))
         run_seed = rng.randrange(2**31)
+        compiled = compile_lowering(lowering, FABRIC, seed=seed)     # one placement per graph
+        fabric_model = FabricModel(FABRIC)
+        result = fabric_model.run(compiled.image, lowering.program.host_inputs)
+        assert result.done, f"{label}: the fabric model did not finish"
+        _check(f"{label} on the fabric model", lowering, compiled, result.outputs, result.firings,
+               model_register_reads(fabric_model, compiled))
         labels.append(label)
         lowerings.append(lowering)
-        compiled_programs.append(compile_lowering(lowering, FABRIC, seed=run_seed))
+        compiled_programs.append(compiled)
         profiles.append(rng.choice(list(PROFILES)))
         seeds.append(run_seed)
-    print(f"ripple rtl runs (seed={seed}):", list(zip(labels, profiles, seeds, strict=True)))
+    print(f"ripple runs (seed={seed}):", list(zip(labels, profiles, seeds, strict=True)))
     results = run_many_on_rtl(compiled_programs, profiles=profiles, seeds=seeds, case="ripple-lower-rtl",
                               extra_reads=[register_reads(compiled) for compiled in compiled_programs])
     for label, lowering, compiled, result, profile, run_seed in zip(
