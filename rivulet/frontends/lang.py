@@ -41,8 +41,8 @@ from .program_file import _bind, _located, _module
 from .protocol import FrontendError, Options, Workload
 from .ripple import ripple_case
 
-__all__ = ["KernelFile", "KERNEL_FABRIC", "MODES", "defines_kernels", "load_kernel", "LoadedKernel",
-           "kernel_cases", "model_problems"]
+__all__ = ["KernelFile", "KERNEL_FABRIC", "MODES", "defines_kernels", "load_kernel", "compiled_kernel",
+           "LoadedKernel", "kernel_cases", "lowered_case", "model_problems"]
 
 KERNEL_FABRIC = DEFAULT_FABRIC.parent / "ripple_large.toml"
 MODES = ("ordered", "ripple")
@@ -128,13 +128,20 @@ def load_kernel(path: Path, *, kernel: str | None = None, mode: str | None = Non
         raise FrontendError(f"{path} defines no @kernel function of its own")
     else:
         raise FrontendError(f"{path} defines {len(kernels)} kernels ({names}); choose one with --kernel NAME")
+    return compiled_kernel(chosen, mode=mode, path=path, module=module)
+
+
+def compiled_kernel(chosen: Kernel, *, mode: str | None = None, path: Path | None = None,
+                    module=None) -> LoadedKernel:
+    """``chosen`` compiled (a kernel object, e.g. of :mod:`ripple_core.lang.examples`); the
+    compiler's refusal becomes a :class:`FrontendError`."""
     try:
         graph = compile_kernel(chosen, mode=mode)
     except LangError as error:
         raise FrontendError(str(error)) from None
     used = mode or ("ripple" if any(node.op in ("TASK", "ACQUIRE") for node in graph.nodes.values())
                     else "ordered")
-    return LoadedKernel(path, module, chosen, graph, used)
+    return LoadedKernel(path or Path(chosen.fn.__code__.co_filename), module, chosen, graph, used)
 
 
 def _words(values) -> list[int]:
@@ -284,7 +291,7 @@ def _run_model(loaded: LoadedKernel, cases, say, record) -> list:
     return results
 
 
-def _lowered(loaded: LoadedKernel, case: dict, problems: list, k: int, spec):
+def lowered_case(loaded: LoadedKernel, case: dict, problems: list, k: int, spec):
     """One case on the fabric: the lowering, the Ripple golden model at the fabric's depth against
     the reference, and a checker that takes a task kernel's ``out`` streams as multisets."""
     try:
@@ -330,7 +337,7 @@ class KernelFile:
         default = KERNEL_FABRIC if fabric is None else path.parent / fabric
 
         def lower(spec) -> list:
-            return [_lowered(loaded, case, problems, k, spec) for k, (case, problems) in enumerate(cases)]
+            return [lowered_case(loaded, case, problems, k, spec) for k, (case, problems) in enumerate(cases)]
 
         return Workload(name=loaded.name, path=path, default_fabric=default, lower=lower,
                         sims=("model", "rtl", "both"), one_line_per_case=True, notes=_NOTES,
