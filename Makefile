@@ -54,6 +54,7 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.fuzz
 	$(BIN)/python -m bench.sim_speed
 	$(BIN)/python -m bench.random_rtl
+	$(BIN)/python -m bench.lang_vs_riptide
 
 BOARD  ?=
 FABRIC ?=

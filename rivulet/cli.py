@@ -160,7 +160,13 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--vectors", type=Path, metavar="VECTORS.json",
                      help="for a dataflow graph PROGRAM.json (RipTide JSON): its cases; --sim model runs "
                           "them on the Ripple golden model, --sim rtl/both on pe tiles (default fabric "
-                          "for graphs: examples/fabrics/ripple.toml)")
+                          "for graphs: examples/fabrics/ripple.toml); for a file of @kernel functions: its "
+                          "cases instead of its cases()")
+    run.add_argument("--mode", choices=("ordered", "ripple"),
+                     help="for a file of Ripple-language @kernel functions: compile as ordered dataflow "
+                          "or with Ripple's tasks (default: inferred from the kernel)")
+    run.add_argument("--kernel", metavar="NAME",
+                     help="for a file of @kernel functions: which kernel to run (needed when it has several)")
     run.set_defaults(handler=_run)
 
     compiling = commands.add_parser(
@@ -168,9 +174,11 @@ def _parser() -> argparse.ArgumentParser:
         help="write a program's dataflow graph as RipTide JSON",
         description="Write the dataflow graph of SOURCE as RipTide graph JSON with Rivulet's extensions "
                     "(docs/graph-json.md), which `rivulet run GRAPH.json --vectors FILE` runs. SOURCE "
-                    "is a RipTide graph JSON (written again in normal form) or a Python file whose "
-                    "program() returns a RippleProgram (rivulet/compile.py lists the source kinds).",
+                    "is a RipTide graph JSON (written again in normal form), a Python file of "
+                    "Ripple-language @kernel functions, or a Python file whose program() returns a "
+                    "RippleProgram (rivulet/compile.py lists the source kinds).",
         epilog="examples:\n  rivulet compile examples/ripple_bfs.py -o build/bfs.json -D vertices=24\n"
+               "  rivulet compile examples/lang/dmv.py -o build/dmv.json\n"
                "  rivulet compile dmv.riptide.json -o build/dmv.json")
     compiling.add_argument("source", type=Path, metavar="SOURCE", help="graph JSON or program file (.py)")
     compiling.add_argument("-o", "--output", required=True, type=Path, metavar="GRAPH.json",
@@ -178,11 +186,10 @@ def _parser() -> argparse.ArgumentParser:
     compiling.add_argument("-D", "--define", action="append", default=[], metavar="NAME=VALUE",
                            dest="definitions", help="set parameter NAME of the file's program() (repeatable)")
     compiling.add_argument("--mode", choices=("ordered", "ripple"),
-                           help="for kernels of the Python language front-end (not read yet): "
-                                "ordered dataflow or Ripple tasks")
+                           help="for a file of Ripple-language @kernel functions: ordered dataflow or "
+                                "Ripple tasks (default: inferred from the kernel)")
     compiling.add_argument("--kernel", metavar="NAME",
-                           help="for kernels of the Python language front-end (not read yet): which "
-                                "kernel of the file")
+                           help="for a file of @kernel functions: which kernel (needed when it has several)")
     compiling.set_defaults(handler=_compile)
 
     build = commands.add_parser(
@@ -271,7 +278,7 @@ def _run(arguments) -> int:
             run_file(arguments.program, fabric=arguments.fabric, sim=arguments.sim, seed=arguments.seed,
                      profile=arguments.profile, port=arguments.port, baud=arguments.baud,
                      vectors=arguments.vectors, definitions=arguments.definitions, say=say,
-                     record=arguments.record)
+                     record=arguments.record, mode=arguments.mode, kernel=arguments.kernel)
         except _board_errors() as error:
             if arguments.sim != "board":
                 raise

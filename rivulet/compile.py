@@ -7,17 +7,16 @@ raises :class:`FrontendError` when the file is of its kind but wrong. The kinds,
 
 * ``*.json``: a RipTide graph (:func:`from_riptide`), re-exported in normal form with its
   return type and argument order;
+* ``*.py`` of Ripple-language kernels (``ripple_core.lang``: functions decorated ``@kernel``,
+  no ``program()``; :func:`from_kernel_file`), compiled by ``compile_kernel(fn, mode=...)``:
+  ``--mode ordered|ripple`` (default: inferred) and ``--kernel NAME`` (needed when the file
+  defines several); the arguments are written in the kernel's parameter order, and a kernel
+  that returns a value has return type ``int``;
 * ``*.py`` whose ``program(**parameters)`` returns a :class:`RippleProgram`
   (:func:`from_program_file`); ``-D NAME=VALUE`` sets its parameters as for ``rivulet run``.
-
-Python kernels of the language front-end (``ripple_core.lang``: functions decorated with
-``@kernel``, compiled by ``compile_kernel(fn, mode=...)``) are not read yet. They are one more
-function in :data:`SOURCE_KINDS`, placed before :func:`from_program_file` and answering None for
-a file without kernels; it uses ``options.mode`` (``--mode ordered|ripple``) and
-``options.kernel`` (``--kernel NAME``, needed when the file defines several), which the command
-already parses and, until that function exists, refuses.
 """
 
+import inspect
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -29,11 +28,12 @@ from ripple_core.riptide import parse_graph
 
 from .files import write_atomically
 from .frontends import FrontendError, RippleProgram, parse_definitions
+from .frontends.lang import defines_kernels, load_kernel
 from .frontends.program_file import _bind, _located, _module, _shown_value
 from .frontends.riptide import RIPPLE_FABRIC
 
 __all__ = ["Compiled", "CompileOptions", "SOURCE_KINDS", "KERNEL_OPTIONS", "compile_source", "compile_file",
-           "from_riptide", "from_program_file"]
+           "from_riptide", "from_kernel_file", "from_program_file"]
 
 # The options only a kernel source kind reads (see the module docstring).
 KERNEL_OPTIONS = ("mode", "kernel")
@@ -76,6 +76,18 @@ def from_riptide(path: Path, options: CompileOptions) -> Compiled | None:
                     arg_order=[argument["name"] for argument in function.get("args", [])])
 
 
+def from_kernel_file(path: Path, options: CompileOptions) -> Compiled | None:
+    """A Python file of ``@kernel`` functions: the chosen kernel's graph (its cases are not
+    written; ``rivulet run GRAPH.json --vectors`` takes them)."""
+    if not defines_kernels(path):
+        return None
+    loaded = load_kernel(path, kernel=options.kernel, mode=options.mode)
+    returns = any(node.op == "SINK" and node.name == "return" for node in loaded.graph.nodes.values())
+    order = [name for name in inspect.signature(loaded.kernel.fn).parameters]
+    return Compiled(loaded.graph, f"kernel {loaded.name} (mode {loaded.mode})",
+                    return_type="int" if returns else None, arg_order=order, used=KERNEL_OPTIONS)
+
+
 def from_program_file(path: Path, options: CompileOptions) -> Compiled | None:
     """A Python file whose ``program()`` returns a :class:`RippleProgram` (its case is not
     written: the graph is)."""
@@ -84,8 +96,8 @@ def from_program_file(path: Path, options: CompileOptions) -> Compiled | None:
     module = _module(path)
     function = getattr(module, "program", None)
     if not callable(function):
-        raise FrontendError(f"{path} defines no program() returning a RippleProgram (Python kernels of "
-                            f"the language front-end are not compiled yet)")
+        raise FrontendError(f"{path} defines no program() returning a RippleProgram and no @kernel "
+                            f"function")
     takes_fabric, parameters = _bind(path, function, options.definitions)
     if takes_fabric:
         from rsn.fabric_spec import load_fabric
@@ -102,7 +114,8 @@ def from_program_file(path: Path, options: CompileOptions) -> Compiled | None:
 
 
 # Source kinds, tried in order (see the module docstring).
-SOURCE_KINDS: list[Callable[[Path, CompileOptions], Compiled | None]] = [from_riptide, from_program_file]
+SOURCE_KINDS: list[Callable[[Path, CompileOptions], Compiled | None]] = [from_riptide, from_kernel_file,
+                                                                         from_program_file]
 
 
 def compile_source(path, options: CompileOptions | None = None) -> Compiled:
@@ -115,15 +128,16 @@ def compile_source(path, options: CompileOptions | None = None) -> Compiled:
         if compiled is not None:
             break
     else:
-        raise FrontendError(f"{path}: rivulet compile reads a RipTide graph (.json) or a Python program "
-                            f"file (.py), not a {path.suffix or 'suffix-less'} file")
+        raise FrontendError(f"{path}: rivulet compile reads a RipTide graph (.json), a Python file of "
+                            f"@kernel functions or a Python program file (.py), not a "
+                            f"{path.suffix or 'suffix-less'} file")
     for name in ("definitions", *KERNEL_OPTIONS):
         given = getattr(options, name)
         if given and name not in compiled.used:
             flag = {"definitions": "-D", "mode": "--mode", "kernel": "--kernel"}[name]
             raise FrontendError(f"{flag} does not apply to {path} (a {compiled.kind} source)"
                                 + (": it selects a kernel of a language file" if name != "definitions"
-                                   else ""))
+                                   else ": it sets a program file's program() parameters"))
     return compiled
 
 

@@ -24,13 +24,20 @@ __all__ = ["run_file", "run_program"]
 
 def run_file(path, *, fabric=None, sim: str = "model", seed: int = 1, profile: str = "random_stall_50",
              say=print, port: str | None = None, baud: int = 115_200, vectors=None,
-             definitions=(), record: RunRecord | None = None) -> dict:
+             definitions=(), record: RunRecord | None = None, mode: str | None = None,
+             kernel: str | None = None) -> dict:
     """Run the input file ``path`` on the fabric described by ``fabric`` (default: the front-end's)
-    with ``-D`` ``definitions`` (``NAME=VALUE`` strings); raise :class:`RunMismatch` if a run's
+    with ``-D`` ``definitions`` (``NAME=VALUE`` strings) and, for a file of language kernels, its
+    ``mode`` and ``kernel``; raise :class:`RunMismatch` if a run's
     results differ from the expected ones or from each other. ``record`` collects the results."""
     path = Path(path)
     record = record if record is not None else RunRecord(str(path), sim)
-    workload = frontend_for(path).load(path, Options(parse_definitions(definitions), vectors))
+    frontend = frontend_for(path)
+    for flag, given in (("--mode", mode), ("--kernel", kernel)):
+        if given is not None and not getattr(frontend, "kernel_options", False):
+            raise FrontendError(f"{flag} does not apply to {path} (a {frontend.name}): it selects how a "
+                                f"file of Ripple-language @kernel functions is compiled")
+    workload = frontend.load(path, Options(parse_definitions(definitions), vectors, mode, kernel))
     if sim not in workload.sims:
         raise FrontendError(f"--sim {sim}: {path.name} runs with --sim " + ", --sim ".join(workload.sims))
     if sim == "model" and workload.model is not None:

@@ -149,7 +149,7 @@ def test_compile_a_ripple_program_file_then_run_the_written_file(tmp_path, capsy
 
 @pytest.mark.parametrize("argv,message", [
     (["no/such/graph.json"], "source no/such/graph.json does not exist"),
-    (["Makefile"], "Makefile: rivulet compile reads a RipTide graph (.json) or a Python program file (.py)"),
+    (["Makefile"], "Makefile: rivulet compile reads a RipTide graph (.json), a Python file of @kernel"),
     (["examples/mlp.py"], "it must return a RippleProgram"),
     (["rivulet/files.py"], "rivulet/files.py defines no program() returning a RippleProgram"),
     (["examples/ripple_bfs.py", "--mode", "ordered"], "--mode does not apply to examples/ripple_bfs.py"),

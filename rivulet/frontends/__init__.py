@@ -3,7 +3,8 @@ that fabric, its expected results, a checker); ``rivulet run`` runs the cases. T
 in :mod:`rivulet.frontends.protocol` and docs/frontends.md.
 
 File kinds (:data:`FRONTENDS`, the first that accepts a file reads it): RipTide graph JSON with
-``--vectors`` (:mod:`.riptide`), and Python program files (:mod:`.program_file`), whose
+``--vectors`` (:mod:`.riptide`), Python files of Ripple-language ``@kernel`` functions
+(:mod:`.lang`), and Python program files (:mod:`.program_file`), whose
 ``program()`` returns an rsn path program (:mod:`.paths`), a Ripple graph with its case
 (:mod:`.ripple`) or an SNN network with its input spikes (:mod:`.snn`). A new front-end is one
 module here and one entry in :data:`FRONTENDS` or :data:`~.program_file.PROGRAM_KINDS`.
@@ -11,6 +12,7 @@ module here and one entry in :data:`FRONTENDS` or :data:`~.program_file.PROGRAM_
 
 from pathlib import Path
 
+from .lang import KernelFile
 from .program_file import ProgramFile, parse_definitions
 from .protocol import Case, Frontend, FrontendError, Options, Workload
 from .ripple import RippleProgram
@@ -20,7 +22,7 @@ from .snn import SnnProgram
 __all__ = ["FRONTENDS", "frontend_for", "parse_definitions", "Case", "Frontend", "FrontendError",
            "Options", "Workload", "RippleProgram", "SnnProgram"]
 
-FRONTENDS: tuple[Frontend, ...] = (RiptideGraph(), ProgramFile())
+FRONTENDS: tuple[Frontend, ...] = (RiptideGraph(), KernelFile(), ProgramFile())
 
 
 def frontend_for(path: Path) -> Frontend:

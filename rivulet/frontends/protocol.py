@@ -30,9 +30,12 @@ class FrontendError(ValueError):
 @dataclass(frozen=True)
 class Options:
     """What the command line gives a front-end besides the file: ``-D NAME=VALUE`` parameters
-    (values already parsed) and, for inputs that carry no data of their own, ``--vectors``."""
+    (values already parsed) and, for inputs that carry no data of their own, ``--vectors``;
+    for files of language kernels, ``--mode`` and ``--kernel`` (other front-ends refuse them)."""
     parameters: dict = field(default_factory=dict)
     vectors: Path | None = None
+    mode: str | None = None
+    kernel: str | None = None
 
 
 # check(compiled, outputs, firings, reads) -> the problems of one run, none when it passed.
