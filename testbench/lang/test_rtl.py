@@ -56,7 +56,7 @@ def all_cases(rng):
 
 
 @needs_suite
-@pytest.mark.long(1)
+@pytest.mark.long(0)        # with the other tests that build ripple.toml (conftest)
 def test_peer_kernels_bfs_and_histogram_on_the_rtl():
     from rivulet.sim.fabric_run import run_many_on_rtl
 
