@@ -579,7 +579,7 @@ class _Compiler(MemoryLowering):
             carry_of[name] = b.carry(cond_wire, self.initial(region, region.read(name)), nexts[name])
         header = self._header(region, cond_wire, True, carry_of)
         head = Region(self, None, None, entry=header, knows=region.knows,
-                      make_token=lambda s: b.invariant(cond_wire, s.slot()))
+                      make_token=lambda s: b.invariant(cond_wire, self.token(region, s)))
         cond = self.token(head, self.expr(head, node.test))
         cond_wire.bind(cond)
         inner = Region(self, (cond, True), region, knows=region.knows, loop=(region, varying, header))
