@@ -738,8 +738,10 @@ class _Compiler(MemoryLowering):
             self.src.refuse(node, "nested atomic", "one invocation holds at most one lock at a time (two "
                             "could deadlock)", "end the first block before the second")
         address = self.token(region, self.expr(region, call.args[0]))
-        grant = self.b.acquire(address)
         arrays = set(memory_sites(node.body, self.src.names, self.scope_arrays))
+        for array in sorted(arrays & self.plan.flowing):   # lock only after the earlier accesses
+            address = self.wait(region, address, region.read(acc(array)))
+        grant = self.b.acquire(address)
         self.enter_atomic(region, grant, arrays)
         name = call.args[0].id if isinstance(call.args[0], ast.Name) else None
         saved = region.env.get(name)

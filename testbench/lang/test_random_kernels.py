@@ -50,3 +50,15 @@ def test_while_condition_on_a_held_argument_takes_one_token_per_loop():
                "        v += 1\n", {"n0": 3})
     regression("@kernel\ndef fuzzed(n0: int):\n    for i in range(2):\n        v = 0\n"
                "        while v < n0 + 0:\n            out(\"o\", v)\n            v += 1\n", {"n0": 3})
+
+
+def test_an_atomic_block_locks_only_after_the_earlier_accesses_of_its_arrays():
+    # Two blocks on one address in sequence, the second's address ready first: its ACQUIRE took
+    # the lock, then its accesses waited (tok/acc) for the first block, whose ACQUIRE waited for
+    # the lock: a deadlock. At the top level, and in a serial task (every array flows there).
+    regression("@kernel\ndef fuzzed(A: Array, n0: int):\n    k = (n0 > 5) & 1\n    with atomic(k):\n"
+               "        A[k] += 1\n    with atomic(n0):\n        A[n0] += 2\n    A[1] = 7\n",
+               {"n0": 0}, {"A": [0, 0]}, mode="ripple")
+    regression("@kernel\ndef fuzzed(A: Array, n0: int):\n    async def t(d):\n        k = (d > 5) & 1\n"
+               "        with atomic(k):\n            A[k] += 1\n        with atomic(n0):\n"
+               "            A[n0] += 2\n    push(t, 1)\n", {"n0": 0}, {"A": [0, 0]}, mode="ripple")
