@@ -167,8 +167,8 @@ class _Compiler(MemoryLowering):
                     n.id for n in ast.walk(ast.Module(body=info.node.body, type_ignores=[]))
                     if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
                 reads = read_names(info.node.body, self.src.names, nested=True)
-                captured = sorted(n for n in reads - inside - {var} if n not in self.scalars
-                                  and n not in self.arrays and n not in self.tasks
+                captured = sorted(n for n in reads - inside - {var} if (n not in self.scalars
+                                  or n in self.kernel_locals) and n not in self.arrays and n not in self.tasks
                                   and (n in whole or n in params or (n not in self.src.names
                                                                      and not hasattr(builtins, n))))
                 info.params = [var, *captured]
@@ -689,7 +689,7 @@ class _Compiler(MemoryLowering):
         trigger = handle.args[0]
         root = Region(self, None, None, make_token=lambda s: self.b.order(s.slot(), trigger),
                       resolve=lambda name: self._resolve(self.src, name, info.name))
-        root.env.update({name: Scalar(name) for name in self.scalars})
+        root.env.update({name: Scalar(name) for name in self.scalars if name not in self.kernel_locals})
         root.env.update(params)
         plan = plan_memory(body, self.src.names, self.arrays, serial_task=not info.ind)
         for array in plan.flowing:

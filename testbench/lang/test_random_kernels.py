@@ -62,3 +62,14 @@ def test_an_atomic_block_locks_only_after_the_earlier_accesses_of_its_arrays():
     regression("@kernel\ndef fuzzed(A: Array, n0: int):\n    async def t(d):\n        k = (d > 5) & 1\n"
                "        with atomic(k):\n            A[k] += 1\n        with atomic(n0):\n"
                "            A[n0] += 2\n    push(t, 1)\n", {"n0": 0}, {"A": [0, 0]}, mode="ripple")
+
+
+def test_a_reassigned_argument_is_a_kernel_local():
+    # An async for body read the argument slot, not the value the body assigned to it; a task
+    # read it too (CPython's closure sees the new value): now it is captured, and refused in a task.
+    regression("@kernel\nasync def fuzzed(A: Array, a: int):\n    a = a + 1\n    async for i in range(2):\n"
+               "        A[i] = a\n", {"a": 4}, {"A": [0, 0]}, mode="ripple")
+    outcome = check(Program(0, "ripple", HEADER + "@kernel\ndef fuzzed(A: Array, a: int):\n"
+                            "    async def t(d):\n        A[0] = a\n    a = a + 1\n    push(t, 1)\n",
+                            {"a": 4}, {"A": [0]}))
+    assert outcome.kind == "refused" and "read of 'a' in task 't'" in outcome.detail, outcome
