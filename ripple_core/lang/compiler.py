@@ -774,6 +774,8 @@ class _Compiler(MemoryLowering):
         if result is not None and result.value is not None:
             self._sink_name(result, "return")
             self.b.sink("return", self.token(root, self.expr(root, result.value)))
+        self.b._tasks = [t for t in self.b._tasks if t.sites or not isinstance(  # async for in dead code
+            self.tasks[t.name].node, ast.AsyncFor)]
         try:
             graph = self.b.build()
         except GraphError as error:

@@ -73,3 +73,10 @@ def test_a_reassigned_argument_is_a_kernel_local():
                             "    async def t(d):\n        A[0] = a\n    a = a + 1\n    push(t, 1)\n",
                             {"a": 4}, {"A": [0]}))
     assert outcome.kind == "refused" and "read of 'a' in task 't'" in outcome.detail, outcome
+
+
+def test_an_async_for_in_code_a_constant_condition_removes_is_dropped():
+    # It was planned as a task with no push site, and the build refused the kernel.
+    regression("DEBUG = 0\n\n\n@kernel\nasync def fuzzed(A: Array, n: int):\n    A[0] = n\n    if DEBUG:\n"
+               "        async for i in range(2):\n            out(\"trace\", i)\n", {"n": 3}, {"A": [0]},
+               mode="ripple")
