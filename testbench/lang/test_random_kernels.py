@@ -80,3 +80,9 @@ def test_an_async_for_in_code_a_constant_condition_removes_is_dropped():
     regression("DEBUG = 0\n\n\n@kernel\nasync def fuzzed(A: Array, n: int):\n    A[0] = n\n    if DEBUG:\n"
                "        async for i in range(2):\n            out(\"trace\", i)\n", {"n": 3}, {"A": [0]},
                mode="ripple")
+
+
+def test_the_reference_wraps_module_constants_like_literals():
+    # The compiler reads K as the word -1; the reference compared the unbounded 4294967295.
+    regression("K = 4294967295\n\n\n@kernel\ndef fuzzed(a: int):\n    b = K\n"
+               "    return (K >= 31) + (a < b) * 2\n", {"a": 5})
