@@ -426,9 +426,10 @@ class _Gen:
         lines.append(f"{pad}with atomic({address}):")
         parts = [[self.update(inner, pad + "    ", array, index)]
                  for array in self.rng.sample(sorted(self.acc_ops), self.rng.randint(1, len(self.acc_ops)))]
-        if self.chance(0.5):
-            parts += [self.stmt(inner, indent + 1) for _ in range(self.rng.randint(1, 2))]
-        self.rng.shuffle(parts)
+        if self.chance(0.5):                # other statements, in order, among the updates
+            at = sorted(self.rng.randint(0, len(parts)) for _ in range(self.rng.randint(1, 2)))
+            for k, place in enumerate(at):
+                parts.insert(place + k, self.stmt(inner, indent + 1))
         return lines + [line for part in parts for line in part]
 
     def update(self, ctx, pad, array, index, op=None) -> str:
