@@ -528,7 +528,7 @@ class _Compiler(MemoryLowering):
         return header
 
     def _carried(self, region, body, var=None):
-        effects = assigned_effects(body, self.src.names, self.plan.flowing)
+        effects = assigned_effects(body, self.src.names, self.plan.tokened)
         carried = [n for n in sorted(effects) if n != var and region.knows(n)
                    and not isinstance(region.read(n), _Dead)]
         return carried, effects | ({var} if var else set())

@@ -86,3 +86,11 @@ def test_the_reference_wraps_module_constants_like_literals():
     # The compiler reads K as the word -1; the reference compared the unbounded 4294967295.
     regression("K = 4294967295\n\n\n@kernel\ndef fuzzed(a: int):\n    b = K\n"
                "    return (K >= 31) + (a < b) * 2\n", {"a": 5})
+
+
+def test_a_loop_inside_an_atomic_block_carries_the_block_s_memory_tokens():
+    # C is accessed only inside atomic blocks, so its tokens live in the block; a loop there did
+    # not carry them, and each iteration's load ran before the previous iteration's store.
+    regression("@kernel\ndef fuzzed(C: Array, n: int):\n    with atomic(n):\n        for i in range(3):\n"
+               "            out(\"o\", C[0])\n            C[0] = i + 5\n", {"n": 0}, {"C": [2]},
+               mode="ripple")
