@@ -741,6 +741,10 @@ class _Compiler(MemoryLowering):
         arrays = set(memory_sites(node.body, self.src.names, self.scope_arrays))
         for array in sorted(arrays & self.plan.flowing):   # lock only after the earlier accesses
             address = self.wait(region, address, region.read(acc(array)))
+        for used in sorted(read_names(node.body, self.src.names)):  # ... and once the values it reads exist
+            value = region.read(used) if region.knows(used) else None
+            if isinstance(value, Ref):
+                address = self.wait(region, address, value)
         grant = self.b.acquire(address)
         self.enter_atomic(region, grant, arrays)
         name = call.args[0].id if isinstance(call.args[0], ast.Name) else None

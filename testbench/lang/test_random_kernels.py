@@ -94,3 +94,12 @@ def test_a_loop_inside_an_atomic_block_carries_the_block_s_memory_tokens():
     regression("@kernel\ndef fuzzed(C: Array, n: int):\n    with atomic(n):\n        for i in range(3):\n"
                "            out(\"o\", C[0])\n            C[0] = i + 5\n", {"n": 0}, {"C": [2]},
                mode="ripple")
+
+
+def test_an_atomic_block_locks_only_once_the_values_it_reads_exist():
+    # The second block's address was ready at once: it took the lock, then waited for b, which
+    # the loop's block (same address) computes under that lock: a deadlock.
+    regression("@kernel\ndef fuzzed(A: Array, n0: int, a0: int):\n    b = 0\n    v = n0\n    while v > 0:\n"
+               "        k = a0 & 3\n        with atomic(k):\n            b = k\n        v -= 1\n"
+               "    with atomic(a0 & 3):\n        A[a0 & 3] = b\n", {"n0": 3, "a0": 1}, {"A": [0] * 4},
+               mode="ripple")
