@@ -124,7 +124,7 @@ class _Gen:
         self.rng = random.Random(seed)
         self.mode = mode
         self.names = Counter()
-        self.left = self.rng.randint(6, 24)     # statements still to generate
+        self.left = self.rng.randint(8, 32)     # statements still to generate
         self.features = Counter()
         self.helpers: list[tuple[str, int]] = []
         self.consts: list[str] = []
