@@ -4,7 +4,7 @@ programs of the compiler bugs they found."""
 
 import pytest
 
-from ripple_core.lang.random_kernels import Program, check, generate, kernel_from_source
+from ripple_core.lang.random_kernels import Program, check, generate, kernel_from_source, shrink
 from rivulet.sim.seeds import base_seed, seeds_for
 
 PER_MODE = 100
@@ -31,6 +31,13 @@ def test_kernel_from_source_locates_messages():
     outcome = check(Program(0, "ordered", text.replace("def k", "def fuzzed"), {"a": 3}, {}))
     assert outcome.kind == "refused" and "<random kernel 0>:6" in outcome.detail
     assert kernel_from_source(text, "k")(6) == 1
+
+
+def test_shrink_keeps_what_the_predicate_needs():
+    program = next(p for p in map(generate, range(1000)) if p.source.count('out("') >= 2)
+    small = shrink(program, lambda candidate: 'out("o0"' in candidate.source, rounds=3)
+    assert 'out("o0"' in small.source and len(small.source) < len(program.source)
+    kernel_from_source(small.source, filename="<shrunk>")       # still a well-formed module
 
 
 # Minimal programs of the bugs the random programs found ------------------------------------------
