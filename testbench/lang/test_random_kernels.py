@@ -110,3 +110,20 @@ def test_an_atomic_block_locks_only_once_the_values_it_reads_exist():
                "        k = a0 & 3\n        with atomic(k):\n            b = k\n        v -= 1\n"
                "    with atomic(a0 & 3):\n        A[a0 & 3] = b\n", {"n0": 3, "a0": 1}, {"A": [0] * 4},
                mode="ripple")
+
+
+@pytest.mark.xfail(strict=True, reason="open: pipelined invocations with two blocks on one address deadlock "
+                   "at depth 2 (bench.lang_fuzz seed 576183799)")
+def test_open_two_atomic_blocks_on_one_address_in_a_pipelined_task():
+    regression("K0 = 255\n\n\n@kernel\nasync def fuzzed(n0: int, B: Array, a0: int, a2: int, A: Array, "
+               "C: Array, a1: int, n1: int):\n    async def t0(d, t0p0, t0p1):\n        pass\n"
+               "    async def t1(d):\n"
+               "        pass\n    async for i0 in range(15, 7, -1):\n        if (2 > (i0 & n0)):\n"
+               "            pass\n"
+               "        else:\n            with atomic((n1 & 3)):\n"
+               "                C[(n1 & 3)] = ((-i0) if (K0 <= a0) else ((-8) + 1)) + C[(n1 & 3)]\n"
+               "            with atomic((a1 & 3)):\n                C[(a1 & 3)] = (~B[i0]) + C[(a1 & 3)]\n"
+               "    push(t0, 2, a2, (a0 < 1))\n    push(t1, 1)\n",
+               {"n0": 5, "n1": 1, "a0": -1465225323, "a1": -7, "a2": 10},
+               {"A": [0, 0], "B": [-19, 10, 2147483647, -1055076607, 7, 4294967295, -14, 32, 17, 2, 0,
+                                   915687917, 2120129831, 12, 9, 19], "C": [15, -8, -13, 33]}, mode="ripple")
