@@ -52,6 +52,7 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.ripple_suite
 	$(BIN)/python -m bench.ripple_suite --fabric examples/fabrics/ripple_large.toml --name ripple_suite_shared
 	$(BIN)/python -m bench.fuzz
+	$(BIN)/python -m bench.lang_fuzz
 	$(BIN)/python -m bench.sim_speed
 	$(BIN)/python -m bench.random_rtl
 	$(BIN)/python -m bench.lang_vs_riptide

@@ -169,8 +169,8 @@ class _Compiler(MemoryLowering):
                     n.id for n in ast.walk(ast.Module(body=info.node.body, type_ignores=[]))
                     if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
                 reads = read_names(info.node.body, self.src.names, nested=True)
-                captured = sorted(n for n in reads - inside - {var} if n not in self.scalars
-                                  and n not in self.arrays and n not in self.tasks
+                captured = sorted(n for n in reads - inside - {var} if (n not in self.scalars
+                                  or n in self.kernel_locals) and n not in self.arrays and n not in self.tasks
                                   and (n in whole or n in params or (n not in self.src.names
                                                                      and not hasattr(builtins, n))))
                 info.params = [var, *captured]
@@ -542,7 +542,7 @@ class _Compiler(MemoryLowering):
         return header
 
     def _carried(self, region, body, var=None):
-        effects = assigned_effects(body, self.src.names, self.plan.flowing)
+        effects = assigned_effects(body, self.src.names, self.plan.tokened)
         carried = [n for n in sorted(effects) if n != var and region.knows(n)
                    and not isinstance(region.read(n), _Dead)]
         return carried, effects | ({var} if var else set())
@@ -669,7 +669,7 @@ class _Compiler(MemoryLowering):
         self._carries(region, cond_wire, True, "while", carried, pairs, carry_of, nexts)
         header = self._header(region, cond_wire, True, carry_of)
         head = Region(self, None, None, entry=header, knows=region.knows,
-                      make_token=lambda s: b.invariant(cond_wire, s.slot()))
+                      make_token=lambda s: b.invariant(cond_wire, self.token(region, s)))
         cond = self.token(head, self.expr(head, node.test))
         cond_wire.bind(cond)
         late = [array for array in pending if array in pairs and not self.after(cond, pairs[array])]
@@ -785,7 +785,7 @@ class _Compiler(MemoryLowering):
         trigger = handle.args[0]
         root = Region(self, None, None, make_token=lambda s: self.b.order(s.slot(), trigger),
                       resolve=lambda name: self._resolve(self.src, name, info.name))
-        root.env.update({name: Scalar(name) for name in self.scalars})
+        root.env.update({name: Scalar(name) for name in self.scalars if name not in self.kernel_locals})
         root.env.update(params)
         plan = plan_memory(body, self.src.names, self.arrays, serial_task=not info.ind)
         for array in plan.flowing:
@@ -834,8 +834,14 @@ class _Compiler(MemoryLowering):
             self.src.refuse(node, "nested atomic", "one invocation holds at most one lock at a time (two "
                             "could deadlock)", "end the first block before the second")
         address = self.token(region, self.expr(region, call.args[0]))
-        grant = self.b.acquire(address)
         arrays = set(memory_sites(node.body, self.src.names, self.scope_arrays))
+        for array in sorted(arrays & self.plan.flowing):   # lock only after the earlier accesses
+            address = self.wait(region, address, region.read(acc(array)))
+        for used in sorted(read_names(node.body, self.src.names)):  # ... and once the values it reads exist
+            value = region.read(used) if region.knows(used) else None
+            if isinstance(value, Ref):
+                address = self.wait(region, address, value)
+        grant = self.b.acquire(address)
         self.enter_atomic(region, grant, arrays)
         name = call.args[0].id if isinstance(call.args[0], ast.Name) else None
         saved = region.env.get(name)
@@ -869,6 +875,8 @@ class _Compiler(MemoryLowering):
         if result is not None and result.value is not None:
             self._sink_name(result, "return")
             self.b.sink("return", self.token(root, self.expr(root, result.value)))
+        self.b._tasks = [t for t in self.b._tasks if t.sites or not isinstance(  # async for in dead code
+            self.tasks[t.name].node, ast.AsyncFor)]
         try:
             graph = self.b.build()
         except GraphError as error:

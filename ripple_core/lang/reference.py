@@ -169,6 +169,8 @@ def _function(target, runtime, cache):
             namespace[name] = lambda f: f
         elif isinstance(value, Kernel):
             namespace[name] = _Lazy(value, runtime, cache)
+        elif isinstance(value, int):        # module and closure constants are 32-bit words too
+            namespace[name] = wrap32(value)
     namespace.update(__rl_bin=_binary, __rl_un=_unary)
     exec(compile(module, src.filename, "exec"), namespace)
     cache[fn] = namespace[tree.name]
