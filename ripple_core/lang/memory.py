@@ -36,7 +36,7 @@ from .values import STATIC, Const
 
 __all__ = ["MemoryPlan", "plan_memory", "token_array"]
 
-_TRANSPARENT = {"ORDER", "SELECT", "STEER", "LOAD", "STORE", "ACQUIRE", "RELEASE", "ID", "STREAM"}
+_TRANSPARENT = {"ORDER", "SELECT", "STEER", "LOAD", "STORE", "ACQUIRE", "RELEASE", "ID", "STREAM", "QUEUE"}
 
 
 @dataclass

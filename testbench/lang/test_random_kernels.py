@@ -112,9 +112,7 @@ def test_an_atomic_block_locks_only_once_the_values_it_reads_exist():
                mode="ripple")
 
 
-@pytest.mark.xfail(strict=True, reason="open: pipelined invocations with two blocks on one address deadlock "
-                   "at depth 2 (bench.lang_fuzz seed 576183799)")
-def test_open_two_atomic_blocks_on_one_address_in_a_pipelined_task():
+def test_two_atomic_blocks_on_one_address_in_a_pipelined_task():
     regression("K0 = 255\n\n\n@kernel\nasync def fuzzed(n0: int, B: Array, a0: int, a2: int, A: Array, "
                "C: Array, a1: int, n1: int):\n    async def t0(d, t0p0, t0p1):\n        pass\n"
                "    async def t1(d):\n"

@@ -1,6 +1,6 @@
 """The shapes the rules promise, read off the compiled graphs."""
 
-from ripple_core.lang import Array, compile_kernel, kernel
+from ripple_core.lang import Array, atomic, compile_kernel, kernel
 
 
 def ops(graph, op):
@@ -66,3 +66,26 @@ def test_outer_value_enters_the_inner_loop_through_an_invariant():
     streams = {node.name for node in ops(graph, "STREAM")}
     assert any(src.kind == "edge" and src.source in streams for node in ops(graph, "INVARIANT")
                for src in node.inputs[:1])
+
+
+@kernel
+async def two_locks(C: Array, B: Array, a: int, b: int):
+    async for i in range(4):
+        with atomic(a & 3):
+            C[a & 3] = C[a & 3] + i
+        with atomic(b & 3):
+            C[b & 3] = C[b & 3] + B[i]
+
+
+def test_with_two_acquire_sites_every_block_is_entered_through_spill_queues():
+    """Overlapping invocations may meet at two sites on one address; a bounded slot in front of
+    the waiting block would then stall the holder's producers (docs: several ACQUIRE sites)."""
+    graph = compile_kernel(two_locks)
+    queues = [node for node in ops(graph, "QUEUE") if not node.name.endswith(".q")]    # not task queues
+    fed = {node.inputs[0].source for node in ops(graph, "ACQUIRE")}
+    assert queues and all(node.inputs[0].spill for node in queues)
+    assert fed <= {node.name for node in queues}, "an ACQUIRE's address does not come from a spill queue"
+    from ripple_core.lang.examples import histogram, ripple_bfs
+    for one_site in (ripple_bfs, histogram):
+        assert not any(node.inputs[0].spill for node in ops(compile_kernel(one_site), "QUEUE")
+                       if not node.name.endswith(".q")), one_site
