@@ -38,6 +38,7 @@ from .analysis import (
     uses_ripple,
 )
 from .api import Array, Kernel
+from .decouple import decouple_locks
 from .errors import LangError
 from .memory import MemoryLowering, MemoryPlan, plan_memory, token_array
 from .source import source_of
@@ -909,7 +910,7 @@ class _Compiler(MemoryLowering):
             graph = self.b.build()
         except GraphError as error:
             raise LangError(self.src.where(self.src.tree), "kernel", str(error)) from None
-        return _prune(graph).validate()
+        return decouple_locks(_prune(graph), self.queue_depth).validate()
 
 
 def _annotation(src, node):
