@@ -56,6 +56,7 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.sim_speed
 	$(BIN)/python -m bench.random_rtl
 	$(BIN)/python -m bench.lang_vs_riptide
+	$(BIN)/python -m bench.ripple9 --rtl
 
 BOARD  ?=
 FABRIC ?=

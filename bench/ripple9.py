@@ -1,0 +1,435 @@
+"""Ripple's nine workloads: the ordered-dataflow baseline against the Ripple version, both written
+in the Ripple language (ripple_core/workloads).
+
+``python -m bench.ripple9 [--sizes small] [--rtl | --dry]`` runs, for every workload of
+``ripple_core.workloads.NAMES`` whose module exists (the others are listed as missing), every
+size of its ``sizes`` (``small`` with ``--sizes small``), every graph kind for graph workloads,
+both versions on the same inputs (one seed):
+
+* on the golden model (``ripple_core.interp.run``, slot depth 2, memory latency 1): cycles,
+  firings, IPC and spill traffic;
+* with ``--rtl``, also on the Verilated fabric examples/fabrics/ripple_large.toml (8x9 pe tiles,
+  shared banked memory), native tier, every case in ONE simulation: compute cycles (the fabric's
+  counter less the image words loaded after START), firings, and the shared memory's bank
+  accesses and conflicts;
+* ``--dry`` lowers and places/routes every case for that fabric without simulating, so that the
+  RTL path is known to work without the fabric's build.
+
+Every run's final memory and outputs go through the workload's own ``check`` (an independent
+reference: numpy or networkx); a failed check is a row's verdict in the table, never dropped.
+Ratios are ripple against ordered; the geomeans are over the workloads present (each workload's
+own geomean over its sizes and kinds first), compared with the Ripple paper's targets.
+
+Writes bench/results/ripple9.{json,md} (``--rtl``: ripple9_rtl; ``--dry``: ripple9_dry; with
+``--sizes small`` the name gets ``_small``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import math
+import time
+
+from ripple_core.interp import run
+from ripple_core.lang import compile_kernel
+from ripple_core.ops import wrap
+from ripple_core.workloads import NAMES, VERSIONS, workload
+from ripple_core.workloads.graphs import KINDS
+
+from .common import REPO, RESULTS, git_stamp, now, write_results
+
+__all__ = ["present", "measure_model", "measure_rtl", "fabric_verdict", "markdown", "main"]
+
+FABRIC = REPO / "examples" / "fabrics" / "ripple_large.toml"
+DEPTH, MEM_LATENCY, SEED = 2, 1, 2025
+RTL_MAX_CYCLES = 2_000_000
+# The Ripple paper's geomean targets over its nine workloads: (key, label, wanted, higher is better).
+TARGETS = (("speedup", "speed-up (ordered cycles / Ripple cycles)", 3.0, True),
+           ("ipc_ratio", "IPC ratio (Ripple / ordered)", 1.58, True),
+           ("firings_ratio", "firings ratio (Ripple / ordered)", 0.56, False),
+           ("size_ratio", "static size ratio (ordered / Ripple instructions)", 1.9, True))
+
+
+def present() -> tuple[list[str], list[str]]:
+    """The workloads whose module exists, and those not written yet."""
+    found, missing = [], []
+    for name in NAMES:
+        spec = importlib.util.find_spec(f"ripple_core.workloads.{name}")
+        (found if spec is not None else missing).append(name)
+    return found, missing
+
+
+def _copy(case: dict) -> dict:
+    return {"args": dict(case["args"]), "mem": {name: list(words) for name, words in case["mem"].items()}}
+
+
+def _pes(graph) -> int | str:
+    """PEs of the graph on a fabric with a shared memory (one per operator; SINKs are host ports)."""
+    from ripple_core.lower import LoweringError, check_lowerable
+
+    try:
+        return len(check_lowerable(graph, shared_memory=True))
+    except LoweringError as error:
+        return f"not lowerable: {error}"
+
+
+def _model_run(w, version: str, size: int, kind: str) -> dict:
+    """One version on the golden model: its figures, its check's problems, or why it did not run."""
+    entry = {"problems": []}
+    try:
+        graph = compile_kernel(w.kernel(version))
+    except Exception as error:          # the language refused the kernel: a row of its own
+        return {**entry, "error": f"compile: {type(error).__name__}: {error}"}
+    case = w.case(version, size, kind, SEED)
+    entry.update(static=graph.static_instructions(), pes=_pes(graph))
+    started = time.monotonic()
+    try:
+        result = run(graph, case["args"], _copy(case)["mem"], depth=DEPTH, mem_latency=MEM_LATENCY)
+    except Exception as error:          # deadlock, runaway, bad input: reported, not raised
+        return {**entry, "error": f"model: {type(error).__name__}: {error}"}
+    problems = list(w.check(version, case, result.arrays, result.outputs))
+    if not result.drained:
+        problems.append(f"tokens left behind: {', '.join(result.leftovers[:4])}")
+    entry.update(cycles=result.cycles, firings=result.firings, ipc=round(result.ipc, 3),
+                 spill_traffic=result.spill_traffic, problems=problems,
+                 seconds=round(time.monotonic() - started, 2))
+    entry["_run"] = (graph, case, result)      # for the RTL lowering; dropped before writing
+    return entry
+
+
+def _ratios(row: dict, cycles: str = "cycles") -> dict:
+    o, r = row["ordered"], row["ripple"]
+    if any(side.get("error") or side.get(cycles) is None for side in (o, r)):
+        return {}
+    return {"speedup": o[cycles] / r[cycles],
+            "ipc_ratio": (r["firings"] / r[cycles]) / (o["firings"] / o[cycles]),
+            "firings_ratio": r["firings"] / o["firings"], "size_ratio": o["static"] / r["static"]}
+
+
+def measure_model(names: list[str], small: bool) -> list[dict]:
+    rows = []
+    for name in names:
+        w = workload(name)
+        for size in ((w.small,) if small else w.sizes):
+            for kind in (KINDS if w.graph else (KINDS[0],)):
+                row = {"workload": name, "size": size, "kind": kind if w.graph else "-"}
+                for version in VERSIONS:
+                    row[version] = _model_run(w, version, size, kind)
+                row["ratios"] = _ratios(row)
+                rows.append(row)
+                o, r = row["ordered"], row["ripple"]
+                verdict = "ok" if _passed(o) and _passed(r) else "FAILED"
+                print(f"{name} n={size} {row['kind']}: ordered {o.get('cycles', o.get('error'))} cycles, "
+                      f"Ripple {r.get('cycles', r.get('error'))} cycles, check {verdict}", flush=True)
+    return rows
+
+
+def _passed(entry: dict, problems: str = "problems") -> bool:
+    return not entry.get("error") and not entry.get(problems)
+
+
+def _expect(graph, result) -> dict:
+    """What the lowering checks the fabric against: the golden model's final arrays and outputs
+    (themselves checked against the workload's reference)."""
+    expect = {array: list(words) for array, words in result.arrays.items()}
+    expect.update({sink: list(tokens) for sink, tokens in result.outputs.items()})
+    return expect
+
+
+def _lower_all(rows: list[dict], spec) -> list[tuple]:
+    """Lower and place/route every case that ran on the model; failures go into the row."""
+    from ripple_core.lower import compile_lowering, lower_graph
+
+    lowered = []
+    for row in rows:
+        for version in VERSIONS:
+            entry = row[version]
+            if "_run" not in entry:
+                continue
+            graph, case, result = entry["_run"]
+            label = f"{row['workload']}-{version}-{row['size']}"
+            if row["kind"] != "-":
+                label += f"-{row['kind']}"
+            started = time.monotonic()
+            try:
+                checked = {**_copy(case), "expect": _expect(graph, result)}
+                lowering = lower_graph(graph, checked, spec, name=label)
+                compiled = compile_lowering(lowering, spec, seed=SEED)
+            except Exception as error:      # does not fit, does not route: the row says so
+                entry["rtl_error"] = f"lower/route: {type(error).__name__}: {error}"
+                print(f"{label}: {entry['rtl_error']}", flush=True)
+                continue
+            entry["pe_tiles"] = len(compiled.program.graph.fu_nodes())
+            entry["image_words"] = len(compiled.image)
+            print(f"{label}: {entry['pe_tiles']} pe tiles, {len(compiled.image)} image words, placed and "
+                  f"routed in {time.monotonic() - started:.1f} s", flush=True)
+            lowered.append((row, version, lowering, compiled))
+    return lowered
+
+
+def _rtl_arrays(lowering, reads: dict) -> dict:
+    """The arrays read back from the shared memory, as signed 32-bit words."""
+    from rsn.program import SHARED_MEMORY
+
+    words, arrays, start = reads.get(SHARED_MEMORY, []), {}, 0
+    for array, (_, length) in lowering.shared_arrays.items():
+        arrays[array] = [wrap(word) for word in words[start:start + length]]
+        start += length
+    return arrays
+
+
+def fabric_verdict(w, version: str, case: dict, lowering, compiled, outputs: dict, firings: dict,
+                   reads: dict) -> list[str]:
+    """What a fabric run got wrong: the workload's check on the arrays read back from the shared
+    memory and the host outputs (by SINK name), then the PEs' firing counters against the golden
+    model's."""
+    from ripple_core.check import firing_problems
+
+    by_sink = {sink: [wrap(v) for v in outputs.get(port, [])] for sink, port in lowering.outputs.items()}
+    problems = list(w.check(version, case, _rtl_arrays(lowering, reads), by_sink))
+    return problems + firing_problems(lowering, compiled, firings)
+
+
+def _preload_words(compiled) -> int:
+    """Image words that preload the shared memory: sent before START, so the fabric's cycle
+    counter does not include them."""
+    from rsn.assemble import shared_memory_packets
+    from rsn.program import SHARED_MEMORY
+
+    contents = compiled.program.memories.get(SHARED_MEMORY)
+    return len(shared_memory_packets(contents, 8)) if contents else 0
+
+
+def measure_rtl(rows: list[dict], dry: bool) -> dict:
+    """Lower every case onto ripple_large.toml and (unless ``dry``) run them all in one simulation;
+    each run is judged by the workload's check on the words read back, plus the fabric's own
+    status (faults) and firing counters against the golden model's."""
+    from rivulet.sim.fabric_run import run_each_on_rtl
+    from rsn.fabric_spec import load_fabric
+    from rsn.readout import register_reads, split_register_reads
+
+    spec = load_fabric(FABRIC)
+    lowered = _lower_all(rows, spec)
+    settings = {"fabric": FABRIC.name, "rows": spec.rows, "cols": spec.cols, "queue_depth": spec.queue_depth,
+                "memory": f"{spec.memory.words} words in {spec.memory.banks} banks", "dry": dry}
+    if dry or not lowered:
+        return settings
+    started = time.monotonic()
+    results = run_each_on_rtl([item[3] for item in lowered], profiles=["no_stall"] * len(lowered),
+                              seeds=[SEED] * len(lowered), case="bench-ripple9", max_cycles=RTL_MAX_CYCLES,
+                              extra_reads=[register_reads(item[3]) for item in lowered])
+    settings["simulation_seconds"] = round(time.monotonic() - started, 1)
+    for (row, version, lowering, compiled), result in zip(lowered, results, strict=True):
+        entry = row[version]
+        if isinstance(result, str):
+            entry["rtl_problems"] = [f"the run failed: {result.splitlines()[0]}"]
+            continue
+        reads = split_register_reads(compiled, result.extra)
+        problems = fabric_verdict(workload(row["workload"]), version, entry["_run"][1], lowering, compiled,
+                                  result.outputs, result.firings, reads)
+        if result.done_cycle is None:
+            problems.append("done never rose")
+        loaded_after_start = len(compiled.image) - _preload_words(compiled)
+        entry.update(rtl_cycles=result.cycles, compute_cycles=result.cycles - loaded_after_start,
+                     bank_accesses=sum(result.bank_accesses or []),
+                     bank_conflicts=sum(result.bank_conflicts or []), rtl_problems=problems)
+    for row in rows:
+        row["rtl_ratios"] = _ratios(row, "compute_cycles")
+    return settings
+
+
+def _geomean(values: list[float]) -> float | None:
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
+
+
+def geomeans(rows: list[dict], ratios: str = "ratios") -> dict:
+    """Per workload, the geomean of each ratio over its passing rows; then over the workloads."""
+    per = {}
+    for row in rows:
+        if not (_passed(row["ordered"]) and _passed(row["ripple"])) or not row.get(ratios):
+            continue
+        if ratios == "rtl_ratios" and not all(_passed(row[v], "rtl_problems") for v in VERSIONS):
+            continue
+        per.setdefault(row["workload"], []).append(row[ratios])
+    workloads = {name: {key: _geomean([r[key] for r in found]) for key, *_ in TARGETS}
+                 for name, found in per.items()}
+    overall = {key: _geomean([figures[key] for figures in workloads.values()]) for key, *_ in TARGETS} \
+        if workloads else {}
+    return {"workloads": workloads, "overall": overall}
+
+
+def _short(value: float, wanted: float, higher: bool) -> str:
+    if value is None:
+        return "-"
+    if (value >= wanted) if higher else (value <= wanted):
+        return "met"
+    factor = wanted / value if higher else value / wanted
+    return f"short by {factor:.2f}x"
+
+
+def _count(value) -> str:
+    return str(value) if isinstance(value, int) else "n/a"
+
+
+def _pair(row: dict, key: str, fmt=str) -> str:
+    cells = []
+    for version in VERSIONS:
+        value = row[version].get(key)
+        cells.append("-" if value is None else fmt(value))
+    return " / ".join(cells)
+
+
+def _verdict(row: dict, problems: str = "problems", error: str = "error") -> str:
+    bad = [v for v in VERSIONS if row[v].get(error) or row[v].get(problems)]
+    return "ok" if not bad else "**FAIL** (" + ", ".join(bad) + ")"
+
+
+def _ratio_cells(ratios: dict) -> str:
+    if not ratios:
+        return "- | - | - | -"
+    return (f"{ratios['speedup']:.2f}x | {ratios['ipc_ratio']:.2f} | {ratios['firings_ratio']:.2f} "
+            f"| {ratios['size_ratio']:.2f}")
+
+
+def markdown(report: dict) -> str:
+    rows, settings, missing = report["runs"], report["settings"], report["missing"]
+    rtl = settings.get("rtl")
+    dirty = " (with uncommitted changes)" if settings["git_tracked_changes"] else ""
+    lines = ["# Ripple's nine workloads: ordered dataflow vs Ripple", "",
+             f"git {settings['git_revision']}{dirty}"
+             f", measured {settings['measured']}; written by `python -m bench.ripple9"
+             f"{' --sizes small' if settings['small'] else ''}{' --rtl' if rtl and not rtl['dry'] else ''}"
+             f"{' --dry' if rtl and rtl['dry'] else ''}`.", ""]
+    if missing:
+        lines += [f"**Partial**: {len(report['present'])} of {len(NAMES)} workloads. Not written yet, so "
+                  f"left out of every figure and geomean: {', '.join(missing)}.", ""]
+    lines += [f"Both versions of each workload (ripple_core/workloads) on the same inputs (seed {SEED}). "
+              f"Golden model: slot depth {DEPTH}, memory latency {MEM_LATENCY}, unbounded memory ports. "
+              "Static = `graph.static_instructions()`; PEs = operators on a shared-memory fabric (one pe "
+              "tile each; SINKs are host ports). Ratios: speed-up = ordered cycles / Ripple cycles, IPC "
+              "ratio = Ripple IPC / ordered IPC, firings ratio = Ripple / ordered firings, size ratio = "
+              "ordered / Ripple static instructions. Check: the workload's own check against its "
+              "independent reference (numpy, networkx) on the final memory and outputs.", "",
+              "| workload | n | kind | static (ord / Rip) | PEs (ord / Rip) | cycles (ord / Rip) "
+              "| IPC (ord / Rip) | speed-up | IPC ratio | firings ratio | size ratio | firings (ord / Rip) "
+              "| spill words (ord / Rip) | check |",
+              "|---|---:|---|---|---|---|---|---:|---:|---:|---:|---|---|---|"]
+    for row in rows:
+        lines.append(f"| {row['workload']} | {row['size']} | {row['kind']} | {_pair(row, 'static')} "
+                     f"| {_pair(row, 'pes', _count)} | {_pair(row, 'cycles')} "
+                     f"| {_pair(row, 'ipc')} | {_ratio_cells(row['ratios'])} | {_pair(row, 'firings')} "
+                     f"| {_pair(row, 'spill_traffic')} | {_verdict(row)} |")
+    failures = [(row, v) for row in rows for v in VERSIONS if row[v].get("error") or row[v].get("problems")]
+    if failures:
+        lines += ["", "Failed runs:", ""]
+        for row, version in failures:
+            what = row[version].get("error") or "; ".join(row[version]["problems"][:3])
+            lines.append(f"* {row['workload']} n={row['size']} {row['kind']} {version}: {what}")
+    lines += _geomean_lines(report["geomeans"], "golden model")
+    if rtl:
+        lines += _rtl_lines(report)
+    else:
+        lines += ["", "Golden model only: the fabric's figures (compute cycles, bank conflicts) come from "
+                  "`python -m bench.ripple9 --rtl`, written to ripple9_rtl.md."]
+    return "\n".join(lines) + "\n"
+
+
+def _geomean_lines(figures: dict, where: str) -> list[str]:
+    lines = ["", f"## Geomeans ({where})", "",
+             "Each workload's geomean over its passing sizes and kinds, then the geomean over the workloads "
+             "present, against the Ripple paper's targets.", "",
+             "| workload | speed-up | IPC ratio | firings ratio | size ratio |", "|---|---:|---:|---:|---:|"]
+    for name, ratios in figures["workloads"].items():
+        lines.append(f"| {name} | {_ratio_cells(ratios)} |")
+    overall = figures["overall"]
+    if not overall:
+        return lines + ["", "No workload passed: no geomean."]
+    lines.append(f"| **geomean** | {_ratio_cells(overall)} |")
+    lines += ["", "| target | geomean | wanted | |", "|---|---:|---:|---|"]
+    for key, label, wanted, higher in TARGETS:
+        lines.append(f"| {label} | {overall[key]:.2f} | {'>=' if higher else '<='} {wanted} "
+                     f"| {_short(overall[key], wanted, higher)} |")
+    return lines
+
+
+def _rtl_lines(report: dict) -> list[str]:
+    rtl, rows = report["settings"]["rtl"], report["runs"]
+    lines = ["", f"## On the fabric ({rtl['fabric']}: {rtl['rows']}x{rtl['cols']} pe tiles, queue depth "
+             f"{rtl['queue_depth']}, shared memory of {rtl['memory']})", ""]
+    if rtl["dry"]:
+        lines += ["Dry run: every case lowered and placed/routed, nothing simulated.", "",
+                  "| workload | n | kind | pe tiles (ord / Rip) | image words (ord / Rip) | lowered |",
+                  "|---|---:|---|---|---|---|"]
+        for row in rows:
+            errors = [f"{v}: {row[v]['rtl_error']}" for v in VERSIONS if row[v].get("rtl_error")]
+            lowered = "**FAIL**: " + "; ".join(errors) if errors else "ok"
+            lines.append(f"| {row['workload']} | {row['size']} | {row['kind']} | {_pair(row, 'pe_tiles')} "
+                         f"| {_pair(row, 'image_words')} | {lowered} |")
+        return lines
+    lines += [f"Native tier, all cases in one simulation ({rtl.get('simulation_seconds', '-')} s), no host "
+              "stalls. Compute cycles = the fabric's counter from START to done less the image words "
+              "loaded after START (the shared memory is preloaded before START); bank accesses and "
+              "conflicts are summed over the 8 banks. Check: the workload's check on the arrays read back, "
+              "the PEs' firing counters against the golden model's, and `done`.", "",
+              "| workload | n | kind | pe tiles (ord / Rip) | compute cycles (ord / Rip) | speed-up "
+              "| IPC ratio | firings ratio | size ratio | bank accesses (ord / Rip) "
+              "| bank conflicts (ord / Rip) | check |",
+              "|---|---:|---|---|---|---:|---:|---:|---:|---|---|---|"]
+    for row in rows:
+        lines.append(f"| {row['workload']} | {row['size']} | {row['kind']} | {_pair(row, 'pe_tiles')} "
+                     f"| {_pair(row, 'compute_cycles')} | {_ratio_cells(row.get('rtl_ratios', {}))} "
+                     f"| {_pair(row, 'bank_accesses')} | {_pair(row, 'bank_conflicts')} "
+                     f"| {_verdict(row, 'rtl_problems', 'rtl_error')} |")
+    failures = [(row, v) for row in rows for v in VERSIONS
+                if row[v].get("rtl_error") or row[v].get("rtl_problems")]
+    if failures:
+        lines += ["", "Failed fabric runs:", ""]
+        for row, version in failures:
+            what = row[version].get("rtl_error") or "; ".join(row[version]["rtl_problems"][:3])
+            lines.append(f"* {row['workload']} n={row['size']} {row['kind']} {version}: {what}")
+    return lines + _geomean_lines(report["rtl_geomeans"], "fabric, compute cycles")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", choices=("bench", "small"), default="bench",
+                        help="each workload's bench sizes (default) or its small test size")
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--rtl", action="store_true", help="also run every case on the Verilated 8x9 fabric")
+    group.add_argument("--dry", action="store_true",
+                       help="lower and place/route every case for the fabric, without simulating")
+    parser.add_argument("--only", nargs="+", choices=NAMES, help="these workloads only")
+    parser.add_argument("--out", default=str(RESULTS), help="results directory")
+    arguments = parser.parse_args(argv)
+    small = arguments.sizes == "small"
+    found, missing = present()
+    if arguments.only:
+        found = [name for name in found if name in arguments.only]
+    for name in missing:
+        print(f"{name}: ripple_core/workloads/{name}.py is not there yet; skipped", flush=True)
+    rows = measure_model(found, small)
+    settings = {"measured": now(), **git_stamp(), "depth": DEPTH, "mem_latency": MEM_LATENCY, "seed": SEED,
+                "small": small, "rtl": None}
+    report = {"settings": settings, "present": found, "missing": missing, "runs": rows}
+    if arguments.rtl or arguments.dry:
+        settings["rtl"] = measure_rtl(rows, dry=arguments.dry)
+        if not arguments.dry:
+            report["rtl_geomeans"] = geomeans(rows, "rtl_ratios")
+    report["geomeans"] = geomeans(rows)
+    for row in rows:
+        for version in VERSIONS:
+            row[version].pop("_run", None)
+    name = "ripple9" + ("_rtl" if arguments.rtl else "_dry" if arguments.dry else "")
+    name += "_small" if small else ""
+    figures, table = write_results(arguments.out, name, report, markdown(report), indent=1)
+    print(f"wrote {figures} and {table}")
+    checks = [("problems", "error")]
+    if arguments.rtl or arguments.dry:
+        checks.append(("rtl_problems", "rtl_error"))
+    failed = any(row[v].get(p) or row[v].get(e) for row in rows for v in VERSIONS for p, e in checks)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
