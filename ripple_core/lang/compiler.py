@@ -131,9 +131,6 @@ class _Compiler(MemoryLowering):
         self.sinks: set[str] = set()
         self.inlining: list = []
         self.atomic_name: list = []
-        self.atomic_sites = sum(1 for node in ast.walk(tree) if isinstance(node, ast.With) and any(
-            isinstance(item.context_expr, ast.Call)
-            and marker_of(self.src.names, item.context_expr.func) == "atomic" for item in node.items))
         self._make_tasks()
 
     # signature, tasks -----------------------------------------------------------------------
@@ -845,24 +842,12 @@ class _Compiler(MemoryLowering):
             value = region.read(used) if region.knows(used) else None
             if isinstance(value, Ref):
                 address = self.wait(region, address, value)
-        decoupled = self.atomic_sites > 1
-        if decoupled:
-            address = self.spilled(address)
         grant = self.b.acquire(address)
         self.enter_atomic(region, grant, arrays)
         name = call.args[0].id if isinstance(call.args[0], ast.Name) else None
         saved = region.env.get(name)
         if name is not None:
             region.env[name] = grant       # same value; the block's accesses then follow the grant
-        queued = {}
-        if decoupled:
-            for used in sorted(read_names(node.body, self.src.names) - {name}):
-                value = region.read(used) if region.knows(used) else None
-                if isinstance(value, Scalar):       # an argument: one token per activation
-                    value = self.token(region, value)
-                if isinstance(value, Ref):
-                    queued[used] = (value, self.spilled(value))
-                    region.env[used] = queued[used][1]
         self.atomic_name.append(name)
         try:
             self.block(region, node.body)
@@ -873,19 +858,6 @@ class _Compiler(MemoryLowering):
         self.leave_atomic(region, released, arrays)
         if name is not None:
             region.env[name] = saved
-        for used, (value, copy) in queued.items():
-            if region.env.get(used) is copy:     # read, not assigned, in the block
-                region.env[used] = value
-
-    def spilled(self, value: Ref) -> Ref:
-        """``value`` through a spill queue, which never back-pressures its producer.
-
-        With two or more ACQUIRE sites, a later invocation may hold the lock an earlier one waits
-        for at another site; the holder's RELEASE then needs tokens from producers that also feed
-        the waiting block. Bounded slots in front of the waiting block would stop those producers
-        (head-of-line blocking: a deadlock), so every value entering a block goes through one."""
-        (copy,) = self.b.queue(value, depth=self.queue_depth, spill=True)
-        return copy
 
     # the kernel -----------------------------------------------------------------------------
     def compile(self) -> Graph:

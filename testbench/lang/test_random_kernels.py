@@ -125,3 +125,57 @@ def test_two_atomic_blocks_on_one_address_in_a_pipelined_task():
                {"n0": 5, "n1": 1, "a0": -1465225323, "a1": -7, "a2": 10},
                {"A": [0, 0], "B": [-19, 10, 2147483647, -1055076607, 7, 4294967295, -14, 32, 17, 2, 0,
                                    915687917, 2120129831, 12, 9, 19], "C": [15, -8, -13, 33]}, mode="ripple")
+
+
+def test_two_blocks_on_one_address_the_second_in_a_branch():
+    # bench.lang_fuzz seed 2211607149: the MERGE after the second block waited for the block on a bounded slot
+    # that the lock holder's producers also feed (ripple_core/lang/decouple.py).
+    regression(
+               '@inline\n'
+               'def h0(h0x0, h0x1: int, h0x2):\n'
+               '    return h0x2\n'
+               '\n'
+               '\n'
+               '@kernel\n'
+               'async def fuzzed(n0: int, a0: int, A: Array, n1: int, B: Array):\n'
+               '    @ind\n'
+               '    async def t0(d):\n'
+               '        if d > 0:\n'
+               '            push(t0, d - 1)\n'
+               '        with atomic(0):\n'
+               '            A[0] = A[0] + (-h0((-3), 0, n1))\n'
+               '        if (((-256) != d) or ((8 < n0) or (n1 == n1))):\n'
+               '            with atomic(0):\n'
+               '                A[0] = (((-9) << n1) << (-44 // 5)) + A[0]\n'
+               '    async for i1 in range(1, -2, -1):\n'
+               '        push(t0, 0)\n'
+               '        push(t0, 1)\n',
+        {'n0': 4, 'n1': 0, 'a0': -1171538395},
+        {'A': [-322884001], 'B': [2]}, mode="ripple")
+
+
+def test_two_blocks_in_a_loop_in_overlapping_invocations():
+    # bench.lang_fuzz seed 1813842886: the loop's STEERs and MERGE waited for the block on a bounded slot
+    # that the lock holder's producers also feed (ripple_core/lang/decouple.py).
+    regression(
+               'K0 = 32\n'
+               '\n'
+               '\n'
+               '@kernel\n'
+               'async def fuzzed(n0: int, A: Array, B: Array):\n'
+               '    async def t0(d, t0p0, t0p1):\n'
+               '        pass\n'
+               '    async for i1 in range(2, n0 + 1):\n'
+               '        v0 = (n0 - 1)\n'
+               '        while v0 > 0:\n'
+               '            with atomic(0):\n'
+               '                A[0] = A[0] ^ (((-8) if (255 >= (-8)) else v0) * (v0 < n0))\n'
+               '            if (n0 == (v0 if (K0 != n0) else (-6))):\n'
+               '                pass\n'
+               '            elif (i1 * n0):\n'
+               '                with atomic(0):\n'
+               '                    A[0] = (((-1) + v0) <= i1) ^ A[0]\n'
+               '            v0 -= 1\n'
+               '        push(t0, (n0 & 1), n0, (-(not v0)))\n',
+        {'n0': 5},
+        {'A': [-11], 'B': [-16, 33, -3, -498726437]}, mode="ripple")
