@@ -38,7 +38,6 @@ from .analysis import (
     uses_ripple,
 )
 from .api import Array, Kernel
-from .decouple import decouple_locks
 from .errors import LangError
 from .memory import MemoryLowering, MemoryPlan, plan_memory, token_array
 from .source import source_of
@@ -131,6 +130,9 @@ class _Compiler(MemoryLowering):
         self.sinks: set[str] = set()
         self.inlining: list = []
         self.atomic_name: list = []
+        self.atomic_sites = sum(1 for node in ast.walk(tree) if isinstance(node, ast.With) and any(
+            isinstance(item.context_expr, ast.Call)
+            and marker_of(self.src.names, item.context_expr.func) == "atomic" for item in node.items))
         self._make_tasks()
 
     # signature, tasks -----------------------------------------------------------------------
@@ -842,12 +844,24 @@ class _Compiler(MemoryLowering):
             value = region.read(used) if region.knows(used) else None
             if isinstance(value, Ref):
                 address = self.wait(region, address, value)
+        decoupled = self.atomic_sites > 1
+        if decoupled:
+            address = self.spilled(address)
         grant = self.b.acquire(address)
         self.enter_atomic(region, grant, arrays)
         name = call.args[0].id if isinstance(call.args[0], ast.Name) else None
         saved = region.env.get(name)
         if name is not None:
             region.env[name] = grant       # same value; the block's accesses then follow the grant
+        queued = {}
+        if decoupled:
+            for used in sorted(read_names(node.body, self.src.names) - {name}):
+                value = region.read(used) if region.knows(used) else None
+                if isinstance(value, Scalar):       # an argument: one token per activation
+                    value = self.token(region, value)
+                if isinstance(value, Ref):
+                    queued[used] = (value, self.spilled(value))
+                    region.env[used] = queued[used][1]
         self.atomic_name.append(name)
         try:
             self.block(region, node.body)
@@ -858,6 +872,19 @@ class _Compiler(MemoryLowering):
         self.leave_atomic(region, released, arrays)
         if name is not None:
             region.env[name] = saved
+        for used, (value, copy) in queued.items():
+            if region.env.get(used) is copy:     # read, not assigned, in the block
+                region.env[used] = value
+
+    def spilled(self, value: Ref) -> Ref:
+        """``value`` through a spill queue, which never back-pressures its producer.
+
+        With two or more ACQUIRE sites, a later invocation may hold the lock an earlier one waits
+        for at another site; the holder's RELEASE then needs tokens from producers that also feed
+        the waiting block. Bounded slots in front of the waiting block would stop those producers
+        (head-of-line blocking: a deadlock), so every value entering a block goes through one."""
+        (copy,) = self.b.queue(value, depth=self.queue_depth, spill=True)
+        return copy
 
     # the kernel -----------------------------------------------------------------------------
     def compile(self) -> Graph:
@@ -882,7 +909,7 @@ class _Compiler(MemoryLowering):
             graph = self.b.build()
         except GraphError as error:
             raise LangError(self.src.where(self.src.tree), "kernel", str(error)) from None
-        return decouple_locks(_prune(graph), self.queue_depth).validate()
+        return _prune(graph).validate()
 
 
 def _annotation(src, node):
