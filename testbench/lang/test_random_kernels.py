@@ -17,10 +17,13 @@ def _replay(seed, mode) -> str:
 
 @pytest.mark.parametrize("mode", ["ordered", "ripple"])
 def test_random_kernels_agree_with_the_reference(mode):
+    """At most one `with atomic` statement per kernel: with two lock sites a MERGE or loop around
+    a later block can still deadlock (open; the strict expected failures below, and the
+    10,000-kernel bench, which draws any number of sites and reports them)."""
     seeds = seeds_for(f"lang-random-kernels-{mode}", PER_MODE)
     print(f"{mode}: seeds {seeds}")
     for seed in seeds:
-        program = generate(seed, mode)
+        program = generate(seed, mode, max_lock_sites=1)
         outcome = check(program)
         assert outcome.ok, f"{outcome.kind}: {outcome.detail}\n{program.describe()}\n{_replay(seed, mode)}"
 
