@@ -1,28 +1,17 @@
 """Connected components, both versions, on small seeded undirected graphs of both kinds on the
 golden model (depth 2): the labels partition the vertices as networkx's components do, and the
-check catches a split component and two merged ones."""
+check catches a split component and two merged ones.
+The runs on random graphs are parametrised in test_graph_workloads.py; this file keeps the
+workload's own checks of a wrong answer."""
 
 import pytest
 
-from ripple_core.interp import run
-from ripple_core.lang import compile_kernel
 from ripple_core.workloads import VERSIONS, workload
-from ripple_core.workloads.graphs import KINDS
 from rivulet.sim.seeds import seeds_for
 
+from .harness import run_small_case
+
 W = workload("cc")
-
-
-@pytest.mark.parametrize("kind", KINDS)
-@pytest.mark.parametrize("version", VERSIONS)
-def test_cc_labels_match_networkx_components(version, kind):
-    graph = compile_kernel(W.kernel(version))
-    for seed in seeds_for(f"wl-cc:{version}:{kind}"):
-        print(f"{version} {kind} seed {seed}")
-        case = W.case(version, W.small, kind, seed)
-        result = run(graph, case["args"], case["mem"], depth=2)
-        assert result.drained
-        assert W.check(version, case, result.arrays, result.outputs) == []
 
 
 @pytest.mark.parametrize("version", VERSIONS)
@@ -30,7 +19,7 @@ def test_cc_check_catches_one_wrong_label(version):
     (seed,) = seeds_for(f"wl-cc:mutant:{version}", count=1)
     print(f"seed {seed}")
     case = W.case(version, W.small, "rmat", seed)
-    result = run(compile_kernel(W.kernel(version)), case["args"], case["mem"], depth=2)
+    result = run_small_case(W, version, case)
     label = result.arrays["label"]
     # A vertex given a label no other vertex has: a split if its component has other vertices,
     # else (a lone vertex) nothing wrong, so take one that shares its label.
