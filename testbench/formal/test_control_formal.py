@@ -1,15 +1,17 @@
 # amaranth: UnusedElaboratable=no
 """k-induction proofs of the control plane's micro-op dispatch, and mutants that must fail them.
 
-Dispatch is proved in two parts whose contracts compose:
+Dispatch is proved in parts whose contracts compose:
 
+* **the dispenser** (:class:`Dispenser`, without shared memory): every ``ctrl`` word enters the
+  chain once, in order, unchanged, whatever it waits on;
 * **a chain stop** (:class:`TileControl`): whatever the words on ``chain_in`` (any opcodes,
   masks, windows and repeats, any stalls), every word leaves on ``chain_out`` once, in order and
   unchanged, and each expander's input takes exactly the bodies of the SWITCH (FU) packets whose
   masks name the tile, in order, each whole (its two words), with ``window_end`` on the window's
   last body and the packet's ``repeat``; it takes them in the cycle the chain takes their second
   word. As every stop forwards the stream unchanged, each stop of a chain sees the words the
-  dispenser sent, so a micro-op reaches exactly the units of its masks.
+  host sent, so a micro-op reaches exactly the units of its masks.
 * **an expander** (:class:`Expander`): the bodies of each window leave, in order, ``repeat``
   times (0 acts as 1): exactly ``window x repeat`` micro-ops.
 
@@ -24,7 +26,7 @@ import pytest
 from amaranth.asserts import AnyConst, AnySeq
 from amaranth.hdl import Assert, Assume, Cat, Cover, Mux, Signal, Value, unsigned
 
-from rsn.control import Expander, TileControl, WordKind
+from rsn.control import Dispenser, Expander, TileControl, WordKind
 from rsn.isa import Header, Opcode
 from testbench.rsn.control_bench import DroppingExpander
 
@@ -55,10 +57,8 @@ def transfer(stream):
 class ProbedTileControl(TileControl):
     """A TileControl that keeps its expanders, so the bench can watch their inputs."""
 
-    expander_class = Expander
-
     def make_expander(self, layout):
-        expander = self.expander_class(layout, self.max_window)
+        expander = super().make_expander(layout)
         self.expanders = [*getattr(self, "expanders", []), expander]
         return expander
 
@@ -174,16 +174,7 @@ def tile_invariants(m, tile, fragment, words: TokenTracker, chain_history, kind,
             Assert(find_register(packet, "body_at") == body, "invariant: packet tracker's body"),
             Assert(body < header.window, "invariant: body within the window"),
         ]
-    # Forwarding: the output register holds the oldest word, the skid slot the next.
-    skid = skid_signals(fragment, tile.chain_out)
-    skid_free = find_register(fragment, "forward__ready")
-    m.d.comb += Assert(words.in_flight == tile.chain_out.valid + ~skid_free,
-                       "invariant: forwarding slots hold the words in flight")
-    with m.If(words.held & (words.position == 0)):
-        m.d.comb += Assert(tile.chain_out.payload == words.payload,
-                           "invariant: chain_out holds the followed word")
-    with m.If(words.held & (words.position == 1)):
-        m.d.comb += Assert(skid == words.payload, "invariant: skid slot holds the followed word")
+    forwarding_invariants(m, fragment, tile.chain_out, words)
 
 
 def _subfragment(fragment, name: str):
@@ -191,6 +182,49 @@ def _subfragment(fragment, name: str):
         if sub_name == name:
             return subfragment
     raise LookupError(f"no submodule {name!r}")
+
+
+# --- the dispenser ------------------------------------------------------------------------
+
+def dispenser_bench(dispenser: Dispenser, *, invariants: bool = True) -> FormalBench:
+    """The chain's entry forwards every ``ctrl`` word once, in order, unchanged, whatever it
+    blocks on (READ values outstanding, global reads, stalls)."""
+    bench = FormalBench()
+    m = bench.m
+    fragment = elaborate_open(dispenser)
+    m.submodules.dut = fragment
+    drive_free_producer(m, dispenser.ctrl)
+    assume_stream_rules(m, dispenser.ctrl, "ctrl")
+    drive_free_consumer(m, dispenser.chain)
+    assert_stream_rules(m, dispenser.chain, "chain")
+    drive_free_producer(m, dispenser.readback_chain)
+    assume_stream_rules(m, dispenser.readback_chain, "readback_chain")
+    drive_free_consumer(m, dispenser.readback)
+    assert_stream_rules(m, dispenser.readback, "readback")
+    m.d.comb += [dispenser.done.eq(AnySeq(1)), dispenser.watchdog.eq(AnySeq(32))]
+    words = track_tokens(m, "word", arrive=transfer(dispenser.ctrl),
+                         arrive_payload=dispenser.ctrl.payload, deliver=transfer(dispenser.chain),
+                         deliver_payload=dispenser.chain.payload, capacity=2)
+    m.d.comb += Cover(transfer(dispenser.chain) & (words.delivered == 3) &
+                      (Value.cast(find_register(_subfragment(fragment, "packet"), "kind")) ==
+                       WordKind.BODY_LOW.value),
+                      "a header, a target and a body word forwarded")
+    if invariants:
+        forwarding_invariants(m, fragment, dispenser.chain, words)
+    return bench
+
+
+def forwarding_invariants(m, fragment, source, words: TokenTracker):
+    """The forwarding skid pair (sink ``forward``) holds the words in flight, oldest first."""
+    skid = skid_signals(fragment, source)
+    skid_free = find_register(fragment, "forward__ready")
+    m.d.comb += Assert(words.in_flight == source.valid + ~skid_free,
+                       "invariant: forwarding slots hold the words in flight")
+    with m.If(words.held & (words.position == 0)):
+        m.d.comb += Assert(source.payload == words.payload,
+                           "invariant: the output register holds the followed word")
+    with m.If(words.held & (words.position == 1)):
+        m.d.comb += Assert(skid == words.payload, "invariant: skid slot holds the followed word")
 
 
 # --- the expander ------------------------------------------------------------------------
@@ -398,3 +432,36 @@ def test_expander_mutant_fails():
     assert result.counterexample, "expected a counterexample trace from the initial state"
     failed = [failure.description for failure in result.failures]
     assert "o: micro-op out of order, missing, repeated or corrupted" in failed, failed
+
+
+@pytest.mark.formal
+def test_dispenser_forwarding_proof():
+    assert_proven(run_proof("dispenser_forwarding", dispenser_bench(Dispenser()),
+                            depth=INDUCTION_DEPTH))
+
+
+@pytest.mark.formal
+def test_dispenser_forwarding_covers_reached():
+    assert_proven(run_proof("dispenser_forwarding_cover", dispenser_bench(Dispenser()),
+                            mode="cover", depth=COVER_DEPTH))
+
+
+class LeakyDispenser(Dispenser):
+    """Mutant: takes a ``ctrl`` word whenever the chain is ready, even while its slice is full or
+    it waits for READ values: such words are lost."""
+
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        m.d.comb += self.ctrl.ready.eq(self.chain.ready)
+        return m
+
+
+@pytest.mark.formal
+def test_dispenser_forwarding_mutant_fails():
+    result = run_proof("mutant_leaky_dispenser", dispenser_bench(LeakyDispenser(), invariants=False),
+                       mode="bmc", depth=MUTANT_BMC_DEPTH)
+    assert result.status == "FAIL", result.log_tail()
+    assert result.counterexample, "expected a counterexample trace from the initial state"
+    failed = {failure.description for failure in result.failures}
+    assert failed & {"word: token delivered out of order or corrupted",
+                     "word: more tokens delivered than arrived, or more than 2 held"}, failed
