@@ -40,6 +40,7 @@ from .harness import (
     drive_free_producer,
     elaborate_open,
     find_register,
+    find_submodule,
     run_proof,
     track_tokens,
 )
@@ -85,7 +86,9 @@ def _assignments_to(statements, target):
 
 
 def tile_bench(tile: ProbedTileControl, *, invariants: bool = True, mutate=None) -> FormalBench:
-    """``mutate(tile, fragment)``, if given, breaks the elaborated tile (the mutants below);
+    """Words forwarded unchanged; each expander takes exactly its bodies (see the module's text).
+
+    ``mutate(tile, fragment)``, if given, breaks the elaborated tile (the mutants below);
     without ``invariants`` the bench is good for bounded model checking only."""
     bench = FormalBench()
     m = bench.m
@@ -96,7 +99,7 @@ def tile_bench(tile: ProbedTileControl, *, invariants: bool = True, mutate=None)
     switch_expander, fu_expander = tile.expanders
 
     drive_free_producer(m, tile.chain_in)
-    chain_history = assume_stream_rules(m, tile.chain_in, "chain_in")
+    assume_stream_rules(m, tile.chain_in, "chain_in")
     drive_free_consumer(m, tile.chain_out)
     assert_stream_rules(m, tile.chain_out, "chain_out")
     drive_free_producer(m, tile.readback_in)
@@ -151,15 +154,14 @@ def tile_bench(tile: ProbedTileControl, *, invariants: bool = True, mutate=None)
     m.d.comb += Cover(taken & (kind == WordKind.BODY_HIGH) & ~named & (header.opcode == Opcode.SWITCH),
                       "a SWITCH body for another tile goes by")
     if invariants:
-        tile_invariants(m, tile, fragment, words, chain_history, kind, header, body, named, low)
+        tile_invariants(m, tile, fragment, words, kind, header, body, named, low)
     return bench
 
 
-def tile_invariants(m, tile, fragment, words: TokenTracker, chain_history, kind, header, body,
-                    named, low):
+def tile_invariants(m, tile, fragment, words: TokenTracker, kind, header, body, named, low):
     """The bench's parse against the PacketTracker and the tile's registers; the forwarding skid
     pair's slots against the followed word."""
-    packet = _subfragment(fragment, "packet")
+    packet = find_submodule(fragment, "packet")
     m.d.comb += [
         Assert(find_register(packet, "kind") == Value.cast(kind),
                "invariant: packet tracker's word kind"),
@@ -177,11 +179,6 @@ def tile_invariants(m, tile, fragment, words: TokenTracker, chain_history, kind,
     forwarding_invariants(m, fragment, tile.chain_out, words)
 
 
-def _subfragment(fragment, name: str):
-    for subfragment, sub_name, _src_loc in fragment.subfragments:
-        if sub_name == name:
-            return subfragment
-    raise LookupError(f"no submodule {name!r}")
 
 
 # --- the dispenser ------------------------------------------------------------------------
@@ -206,7 +203,7 @@ def dispenser_bench(dispenser: Dispenser, *, invariants: bool = True) -> FormalB
                          arrive_payload=dispenser.ctrl.payload, deliver=transfer(dispenser.chain),
                          deliver_payload=dispenser.chain.payload, capacity=2)
     m.d.comb += Cover(transfer(dispenser.chain) & (words.delivered == 3) &
-                      (Value.cast(find_register(_subfragment(fragment, "packet"), "kind")) ==
+                      (Value.cast(find_register(find_submodule(fragment, "packet"), "kind")) ==
                        WordKind.BODY_LOW.value),
                       "a header, a target and a body word forwarded")
     if invariants:
@@ -392,7 +389,7 @@ def test_tile_dispatch_covers_reached():
 def select_by_row_only(tile, fragment):
     """Mutant: the tile matches the row mask only, taking packets meant for other columns."""
     selected = find_register(fragment, "selected")
-    kind = find_register(_subfragment(fragment, "packet"), "kind")
+    kind = find_register(find_submodule(fragment, "packet"), "kind")
     target = transfer(tile.chain_in) & (kind == WordKind.TARGET)
     fragment.add_statements("sync", selected.eq(Mux(target, tile.chain_in.payload[ROW], selected)))
 

@@ -110,7 +110,7 @@ def arbiter_bench(arbiter: Arbiter, *, invariants: bool = True, mutate=None) -> 
         ]
     m.d.comb += Cover(tuple_ends & (arbiter.grant == n - 1), "a whole tuple from the last input")
     if beats > 1:
-        m.d.comb += Cover((beat != 0) & ~moved & arbiter.i[(0)].valid & (owner != 0),
+        m.d.comb += Cover((beat != 0) & ~moved & arbiter.i[0].valid & (owner != 0),
                           "mid-tuple pause while another input requests")
     if invariants:
         arbiter_invariants(m, arbiter, fragment, input_history, output_history, beat, owner,

@@ -49,6 +49,7 @@ from .harness import (
     drive_free_producer,
     elaborate_open,
     find_register,
+    find_submodule,
     run_proof,
 )
 
@@ -259,7 +260,7 @@ def switch_invariants(m, switch, fragment, outputs, retired, group, due, input_h
     active = find_register(fragment, "active")
     for j, source in enumerate(switch.o):
         select = find_register(fragment, f"select{j}")
-        buffer = _subfragment(fragment, f"out{j}")
+        buffer = find_submodule(fragment, f"out{j}")
         skid = find_register(buffer, "skid")
         skid_full = find_register(buffer, "skid_valid")
         m.d.comb += Assert(~skid_full | source.valid,
@@ -348,14 +349,6 @@ def group_invariants(m, fragment, outputs, group, due, used_outputs):
                            f"invariant: i{k} owes tokens only to a group still routing")
 
 
-def _subfragment(fragment, name: str):
-    for subfragment, sub_name, _src_loc in fragment.subfragments:
-        if sub_name == name:
-            return subfragment
-        found = _subfragment(subfragment, name) if isinstance(sub_name, str) else None
-        if found is not None:
-            return found
-    return None
 
 
 # --- the proof, its covers and the mutants ---------------------------------------------------
