@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from .models import MODELS, ModelError
 from .suite import Case, SuiteError, VectorFile, load_directory
 
-__all__ = ["Outcome", "run_model", "model_outcome", "conform", "format_table", "main", "SuiteError"]
+__all__ = ["Outcome", "SIMS", "run_model", "model_outcome", "conform", "format_table", "main", "SuiteError"]
 
 
 @dataclass
@@ -104,17 +104,26 @@ def model_outcome(vectors: VectorFile, case: Case) -> Outcome:
     return outcome("failed" if difference else "passed", difference)
 
 
-def conform(directory, sim: str = "model", *, profiles=None, seeds=None, say=print) -> list[Outcome]:
-    """Run every case of every file in ``directory``; bad files are refused before anything runs."""
-    from .rtl_runner import RTL_PRIMITIVES, rtl_outcomes
+SIMS = ("model", "rtl", "both")
+
+
+def conform(directory, sim: str = "model", *, rtl=None) -> list[Outcome]:
+    """Run every case of every file in ``directory``; bad files are refused before anything runs.
+
+    ``rtl(files)`` gives the RTL outcomes; the simulation back-end sits above this package, so
+    the caller (``rivulet conform``) passes it in.
+    """
+    if sim not in SIMS:
+        raise SuiteError(f"--sim {sim!r} is not known; use one of {', '.join(SIMS)}")
+    if sim != "model" and rtl is None:
+        raise SuiteError("the RTL runs need the simulation back-end: run them with `rivulet conform`")
     files = load_directory(directory, checked_primitives=set(MODELS))
     outcomes = []
     if sim in ("model", "both"):
         for vectors in files:
             outcomes += [model_outcome(vectors, case) for case in vectors.cases]
     if sim in ("rtl", "both"):
-        outcomes += rtl_outcomes(files, profiles=profiles, seeds=seeds, say=say)
-    del RTL_PRIMITIVES
+        outcomes += rtl(files)
     return outcomes
 
 
@@ -133,9 +142,9 @@ def format_table(outcomes: list[Outcome]) -> str:
     return "\n".join(lines)
 
 
-def main(directory, sim: str, verbose: bool = False, say=print) -> int:
+def main(directory, sim: str, *, rtl=None, verbose: bool = False, say=print) -> int:
     """The ``rivulet conform`` command: prints the table; 0 if nothing failed, 1 otherwise."""
-    outcomes = conform(directory, sim, say=say)
+    outcomes = conform(directory, sim, rtl=rtl)
     say(format_table(outcomes))
     for outcome in outcomes:
         if outcome.status == "failed" or (verbose and outcome.detail):

@@ -11,7 +11,7 @@ from pathlib import Path
 from .tokens import TokenError, check_token, is_data, is_stop, stop_level
 
 __all__ = ["SuiteError", "Case", "VectorFile", "load_file", "load_directory", "SAM_PRIMITIVES",
-           "REPSIG_PORTS", "COORDINATE_PORTS"]
+           "REPSIG_PORTS", "COORDINATE_PORTS", "parse_vectors"]
 
 # Every primitive the suite's format names; anything else is a typo or another suite.
 SAM_PRIMITIVES = frozenset("""
@@ -166,6 +166,11 @@ def load_file(path: Path, checked_primitives=()) -> VectorFile:
         raise SuiteError(f"{path}: cannot read it: {error}") from None
     except json.JSONDecodeError as error:
         raise SuiteError(f"{path}: not JSON ({error})") from None
+    return parse_vectors(content, Path(path), checked_primitives)
+
+
+def parse_vectors(content, path: Path, checked_primitives=()) -> VectorFile:
+    """A vector file's content (the parsed JSON) as a :class:`VectorFile`; ``path`` names it."""
     if (not isinstance(content, dict) or "primitive" not in content
             or not isinstance(content.get("cases"), list)):
         raise SuiteError(f"{path.name}: not a vector file; it needs 'primitive', 'ports' and 'cases'")

@@ -1,29 +1,25 @@
-"""The conformance cases on the RTL: every primitive in one Verilated design, every case of every
-file under every stall profile and several seeds, in one simulation.
+"""The conformance cases as jobs for the RTL: what to drive, load, expect and read back.
 
-One build serves all primitives and all cases (Verilator builds are the slow part): the design
-:class:`SparsePrimitives` holds one instance of each primitive side by side, and the bench
-drives the ports of the primitive a case is for. A run parameter (a dense scanner's ``dim``, an
-adder's ``neg1``/``neg2``) is a plain input set for the case; arrays are loaded through the
-banks' host ports before the streams start and read back after they end.
+One design serves all primitives and all cases (Verilator builds are the slow part):
+:class:`SparsePrimitives` holds one instance of each primitive side by side, and a bench drives
+the ports of the primitive a case is for. A run parameter (a dense scanner's ``dim``, an adder's
+``neg1``/``neg2``) is a plain input set for the case; arrays are loaded through the banks' host
+ports before the streams start and read back after they end. The simulation itself is the
+simulation back-end's (``rivulet.sim.sparse_conform``), which sits above this package.
 """
 
-import json
 from dataclasses import dataclass, field
 
 from amaranth.hdl import Module
 from amaranth.lib import wiring
 
-from rivulet.sim.streams import PROFILES, port_name, port_paths
-from rivulet.sim.wrappers import member_value
-
 from . import rtl
 from .conform import Outcome, timing_reason
 from .suite import REPSIG_PORTS, Case, VectorFile
-from .tokens import TokenError, decode, encode
+from .tokens import TokenError, encode
 
-__all__ = ["WIDTH", "BANK_DEPTH", "RTL_PRIMITIVES", "SparsePrimitives", "rtl_jobs", "rtl_outcomes",
-           "RECORDED_SCHEDULE"]
+__all__ = ["WIDTH", "BANK_DEPTH", "RTL_PRIMITIVES", "SparsePrimitives", "rtl_jobs", "case_outcomes",
+           "RECORDED_SCHEDULE", "top_inputs"]
 
 WIDTH = 16              # the data width of the conformance build (Onyx's too)
 BANK_DEPTH = 1024       # words per bank: SAM's own default array size
@@ -77,11 +73,26 @@ class SparsePrimitives(wiring.Component):
         m = Module()
         for name, unit in self.units.items():
             m.submodules[name] = unit
-            for path, member in port_paths(unit.signature):
-                outer = member_value(self, (f"{name}__{path[0]}",) + path[1:])
-                inner = member_value(unit, path)
-                m.d.comb += (inner.eq(outer) if member.flow == wiring.In else outer.eq(inner))
+            for member_name, member in unit.signature.members.items():
+                outer, inner = getattr(self, f"{name}__{member_name}"), getattr(unit, member_name)
+                if member.is_port:
+                    m.d.comb += inner.eq(outer) if member.flow == wiring.In else outer.eq(inner)
+                else:
+                    wiring.connect(m, wiring.flipped(outer), inner)
         return m
+
+
+def top_inputs(top: SparsePrimitives) -> list[str]:
+    """The Verilog names of every input of the top: stream payloads and valids, readies of its
+    outputs, bank ports and run parameters (a bench sets them all to 0 before each case)."""
+    def ports(members, prefix):
+        for name, member in members.items():
+            if member.is_port:
+                if member.flow == wiring.In:
+                    yield "__".join((*prefix, name))
+            else:       # an In member's signature is already flipped: its ports keep their own flow
+                yield from ports(member.signature.members, (*prefix, name))
+    return list(ports(top.signature.members, ()))
 
 
 def _encode_stream(port: str, tokens):
@@ -127,8 +138,11 @@ def _job(vectors: VectorFile, case: Case):
     config = {prefix + name: value for name, value in (primitive.config(case.params) if primitive.config
                                                         else {}).items()}
     repsig = [prefix + port for port in (*case.inputs, *case.outputs) if port in REPSIG_PORTS]
+    # Outputs a case does not record are still taken (and not compared), so they cannot block.
+    unrecorded = [prefix + port for port in vectors.output_ports if port not in case.outputs]
     return {"file": vectors.path.name, "primitive": vectors.primitive, "case": case.name,
-            "inputs": inputs, "outputs": outputs, "loads": loads, "reads": reads, "config": config,
+            "inputs": inputs, "outputs": outputs, "unrecorded": unrecorded, "loads": loads, "reads": reads,
+            "config": config,
             "schedule": schedule, "repsig": repsig}, None
 
 
@@ -146,38 +160,13 @@ def rtl_jobs(files):
     return jobs, skipped
 
 
-def describe(bits, width=WIDTH, repsig=False):
-    return decode(bits, width, repsig=repsig)
-
-
-def rtl_outcomes(files, *, profiles=None, seeds=None, say=print) -> list[Outcome]:
-    """Run every case that the RTL can take on the Verilated build; one outcome per case (a case
-    passes only if it passes under every profile and seed)."""
-    from rivulet.sim.run_dirs import run_directory
-    from rivulet.sim.seeds import base_seed, seeds_for
-    from rivulet.sim.verilator import build_design, run_cocotb
-
-    jobs, outcomes = rtl_jobs(files)
-    if not jobs:
-        return outcomes
-    profiles = list(profiles or PROFILES)
-    seeds = list(seeds or seeds_for("samflow:conform", 2))
-    say(f"samflow RTL conformance: {len(jobs)} cases x {len(profiles)} profiles x {len(seeds)} seeds "
-        f"(seeds {seeds}, base seed {base_seed()}; replay with RIVULET_SEED={base_seed()})")
-    top = SparsePrimitives(WIDTH)
-    top_inputs = [port_name(path) for path, member in port_paths(top.signature) if member.flow == wiring.In]
-    built = build_design(f"samflow-primitives-w{WIDTH}", top)
-    with run_directory("samflow-conform") as directory:
-        setup = directory / "jobs.json"
-        results = directory / "results.jsonl"
-        setup.write_text(json.dumps({"jobs": jobs, "profiles": profiles, "seeds": seeds, "width": WIDTH,
-                                     "top_inputs": top_inputs}))
-        run_cocotb(built, "samflow.tb_conform", directory,
-                   {"SAMFLOW_JOBS": str(setup), "SAMFLOW_RESULTS": str(results)})
-        records = [json.loads(line) for line in results.read_text().splitlines()]
+def case_outcomes(jobs, records) -> list[Outcome]:
+    """One outcome per job from the bench's per-run records: a case passes only if it passed
+    under every profile and seed."""
     by_case = {}
     for record in records:
         by_case.setdefault((record["file"], record["case"]), []).append(record)
+    outcomes = []
     for job in jobs:
         runs = by_case.get((job["file"], job["case"]), [])
         failures = [r for r in runs if r["status"] != "passed"]

@@ -22,7 +22,7 @@ from rivulet.sim.streams import (
     StreamBench,
     StreamPort,
 )
-from samflow.rtl_runner import RECORDED_SCHEDULE
+from samflow.rtl_jobs import RECORDED_SCHEDULE
 from samflow.tokens import decode
 
 TAIL_CYCLES = 16        # cycles kept running after the last expected token, to catch extra ones
@@ -114,7 +114,8 @@ async def _run(dut, job, profile_name, seed, width, all_inputs):
         else:
             sources.append(SourceDriver(port, tokens, PROFILES[profile_name].idle, rng))
     backpressure = PROFILES["no_stall" if profile_name == RECORDED_SCHEDULE else profile_name].backpressure
-    sinks = [SinkDriver(StreamPort(prefix, False, bits), backpressure, rng) for prefix in job["outputs"]]
+    sinks = [SinkDriver(StreamPort(prefix, False, bits), backpressure, rng)
+             for prefix in [*job["outputs"], *job["unrecorded"]]]
     checker = ExpectedTokens(job["outputs"])
     bench = StreamBench([s.port for s in sources] + [s.port for s in sinks], sources, sinks, checker)
     handles = {name: getattr(dut, name) for name in {*bench.sampled, *bench.driven}}
@@ -135,8 +136,8 @@ async def _run(dut, job, profile_name, seed, width, all_inputs):
                 break
     else:
         raise bench.no_progress(max_cycles)
-    for prefix in job["outputs"]:
-        handles[f"{prefix}__ready"].value = 0
+    for sink in sinks:
+        handles[sink.port.ready].value = 0
     difference = _difference(job, checker.got, width)
     for bank, expected in job["reads"].items():
         got = []
