@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from .models import MODELS, ModelError
 from .suite import Case, SuiteError, VectorFile, load_directory
+from .tokens import is_data, is_stop
 
 __all__ = ["Outcome", "SIMS", "run_model", "model_outcome", "conform", "format_table", "main", "SuiteError"]
 
@@ -52,7 +53,35 @@ def timing_reason(primitive: str, case: Case) -> str | None:
                                                 or cycles["in_ref"] > cycles["in_repsig"]):
             return "the schedule gives a repeat signal before the first reference (SAM falls out of step)"
         return None     # references lead: the output does not depend on the schedule (README)
+    if primitive in ("crd_hold", "flatten"):
+        return _outer_leads(case, primitive)
     return "schedule-dependent in SAM's timing; not modelled"
+
+
+def _outer_leads(case: Case, primitive: str) -> str | None:
+    """SAM's CrdHold and Flatten need the outer coordinate of each inner fiber queued by the time
+    the fiber's first inner token arrives; a schedule that keeps to this gives the timing-free
+    output (a sufficient condition: SAM takes a token no earlier than it arrives)."""
+    arrivals = {port: [c for c, ports in enumerate(case.schedule) for p in ports if p == port]
+                for port in ("in_outer_crd", "in_inner_crd")}
+    outer_tokens, inner_tokens = case.inputs["in_outer_crd"], case.inputs["in_inner_crd"]
+    outer_crds = [arrivals["in_outer_crd"][k] for k, t in enumerate(outer_tokens) if is_data(t)]
+    fiber_starts, starting = [], True
+    for k, token in enumerate(inner_tokens):
+        if token == "D":
+            break
+        if starting:
+            fiber_starts.append(arrivals["in_inner_crd"][k])
+        starting = is_stop(token)
+    if primitive == "flatten":
+        late = [n for n, (crd, start) in enumerate(zip(outer_crds, fiber_starts, strict=False))
+                if crd > start]
+    else:
+        late = [0] if outer_crds and fiber_starts and outer_crds[0] > fiber_starts[0] else []
+    if late:
+        return (f"the schedule gives the outer coordinate of inner fiber {late[0]} after the fiber's first "
+                f"token (SAM loses inner tokens then)")
+    return None
 
 
 def _memory_setup(case: Case) -> dict:

@@ -427,10 +427,99 @@ def wr_scan_compressed(params, memory, inputs):
     return {}, {"crd_arr": crd_arr, "seg_arr": seg_arr}
 
 
+def crd_hold(params, memory, inputs):
+    """The outer coordinate once per inner element (SAM's CrdHold: a repeat-signal generator on
+    the inner stream driving a repeat of the outer one); the inner stream passes unchanged."""
+    signals, _ = repeat_sig_gen({}, {}, {"in_stream": inputs["in_inner_crd"]})
+    held, _ = repeat({}, {}, {"in_ref": inputs["in_outer_crd"], "in_repsig": signals["repsig"]})
+    return {"outer_crd": held["ref"], "inner_crd": list(inputs["in_inner_crd"])}, {}
+
+
+def flatten(params, memory, inputs):
+    """Two levels into one: ``outer * split_factor + inner``; inner stops are absorbed, outer
+    stops pass (SAM's Flatten)."""
+    factor = params.get("split_factor", 4)
+    streams = _streams(inputs)
+    outer, inner = streams["in_outer_crd"], streams["in_inner_crd"]
+    out = []
+    while True:
+        token = outer.pop()
+        if token == "D":
+            if inner.pop() != "D":
+                raise inner.error("the inner stream goes on after the outer one ended", inner.at - 1)
+            out.append("D")
+            return {"crd": out}, {}
+        if is_stop(token):
+            out.append(token)
+            continue
+        while True:
+            element = inner.pop()
+            if is_stop(element):
+                break
+            if not is_data(element):
+                raise inner.error("an inner fiber must hold coordinates and end with a stop", inner.at - 1)
+            out.append(token * factor + element)
+
+
+def split(params, memory, inputs):
+    """One level into two by ``split_factor`` (SAM's Split): the outer output is ``crd //
+    split_factor`` once per change, the inner one ``crd % split_factor`` (or ``crd`` with
+    ``orig_crd``) with ``S0`` between outer groups; input stops go to the outer output and, one
+    level higher, to the inner one."""
+    factor, original = params.get("split_factor", 4), params.get("orig_crd", True)
+    outer, inner, group = [], [], None
+    for token in inputs["in_crd"]:
+        if is_data(token):
+            if group is not None and token // factor != group:
+                inner.append("S0")
+            if token // factor != group:
+                group = token // factor
+                outer.append(group)
+            inner.append(token if original else token % factor)
+        elif is_stop(token):
+            outer.append(token)
+            inner.append(stop(stop_level(token) + 1))
+            group = None
+        else:
+            outer.append(token)
+            inner.append(token)
+    return {"outer_crd": outer, "inner_crd": inner}, {}
+
+
+def crdpt_converter(params, memory, inputs):
+    """Point form (one outer and one inner coordinate per element, no stops) back into two nested
+    coordinate streams (SAM's CrdPtConverter); ``last_level`` closes the inner stream with
+    ``S1`` instead of ``S0``."""
+    streams = _streams(inputs)
+    outer_points, inner_points = streams["in_outer_crdpt"], streams["in_inner_crdpt"]
+    outer, inner, group = [], [], None
+    while True:
+        o, i = outer_points.pop(), inner_points.pop()
+        if o == "D" or i == "D":
+            if o != i:
+                longer = outer_points if o != "D" else inner_points
+                raise longer.error("the two point streams must end together", longer.at - 1)
+            if group is not None:
+                outer.append("S0")
+                inner.append("S1" if params.get("last_level", False) else "S0")
+            outer.append("D")
+            inner.append("D")
+            return {"outer_crd": outer, "inner_crd": inner}, {}
+        if not (is_data(o) and is_data(i)):
+            raise outer_points.error("point streams carry coordinates only, then 'D'", outer_points.at - 1)
+        if o != group:
+            if group is not None:
+                inner.append("S0")
+            outer.append(o)
+            group = o
+        inner.append(i)
+
+
 MODELS = {
     "rd_scan_compressed": rd_scan_compressed, "rd_scan_uncompressed": rd_scan_uncompressed,
     "repeat": repeat, "repeat_sig_gen": repeat_sig_gen, "intersect": intersect, "union": union,
     "add": add, "multiply": multiply, "reduce": reduce, "crd_drop": crd_drop,
     "stkn_drop": stkn_drop, "empty_stkn_drop": empty_stkn_drop, "array": array,
     "wr_scan_vals": wr_scan_vals, "wr_scan_compressed": wr_scan_compressed,
+    "crd_hold": crd_hold, "flatten": flatten, "split": split, "crdpt_converter": crdpt_converter,
 }

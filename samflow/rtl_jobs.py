@@ -57,6 +57,12 @@ RTL_PRIMITIVES = {
     "wr_scan_vals": RtlPrimitive(lambda w: rtl.ValsWriter(w, BANK_DEPTH), banks_out={"arr": "arr_bank"}),
     "wr_scan_compressed": RtlPrimitive(lambda w: rtl.CompressedWriter(w, BANK_DEPTH),
                                        banks_out={"crd_arr": "crd_bank", "seg_arr": "seg_bank"}),
+    "crd_hold": RtlPrimitive(rtl.CrdHold),
+    "split": RtlPrimitive(rtl.Split, lambda p: {"split_factor": p.get("split_factor", 4),
+                                                "orig_crd": int(bool(p.get("orig_crd", True)))}),
+    "flatten": RtlPrimitive(rtl.Flatten, lambda p: {"split_factor": p.get("split_factor", 4)}),
+    "crdpt_converter": RtlPrimitive(rtl.CrdPtConverter,
+                                    lambda p: {"last_level": int(bool(p.get("last_level", False)))}),
 }
 
 

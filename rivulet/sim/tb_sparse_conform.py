@@ -162,7 +162,9 @@ async def conformance(dut):
     with open(os.environ["SAMFLOW_RESULTS"], "w") as results:
         for job in setup["jobs"]:
             runs = [(profile, seed) for profile in setup["profiles"] for seed in setup["seeds"]]
-            if job["schedule"] is not None:
+            if "runs" in job:
+                runs = [tuple(run) for run in job["runs"]]
+            elif job["schedule"] is not None:
                 runs.append((RECORDED_SCHEDULE, 0))
             for profile, seed in runs:
                 try:

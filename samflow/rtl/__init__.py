@@ -8,10 +8,12 @@ of its own only where SAM emits two tokens for one).
 from .alu import Alu
 from .drop import CrdDrop, EmptyStknDrop, StknDrop
 from .joiner import Intersect, Union
+from .levels import CrdHold, CrdPtConverter, Flatten, Split
 from .memory import Array, CompressedWriter, ValsWriter
 from .reduce import Reduce
 from .repeat import Repeat, RepeatSigGen
 from .scanner import LevelScanner
 
 __all__ = ["Alu", "CrdDrop", "EmptyStknDrop", "StknDrop", "Intersect", "Union", "Array", "ValsWriter",
-           "CompressedWriter", "Reduce", "Repeat", "RepeatSigGen", "LevelScanner"]
+           "CompressedWriter", "Reduce", "Repeat", "RepeatSigGen", "LevelScanner", "CrdHold",
+           "CrdPtConverter", "Flatten", "Split"]
