@@ -367,15 +367,18 @@ def stkn_drop(params, memory, inputs):
 
 
 def empty_stkn_drop(params, memory, inputs):
-    out, pending = [], None
+    """A run of stops becomes its highest stop; stops before the first element are dropped."""
+    out, pending, seen = [], None, False
     for token in inputs["in_stream"]:
         if is_stop(token):
-            pending = token if pending is None else stop(max(stop_level(pending), stop_level(token)))
+            if seen:
+                pending = token if pending is None else stop(max(stop_level(pending), stop_level(token)))
             continue
         if pending is not None:
             out.append(pending)
             pending = None
         out.append(token)
+        seen = token != "D"
     return {"val": out}, {}
 
 

@@ -101,11 +101,17 @@ def top_inputs(top: SparsePrimitives) -> list[str]:
     return list(ports(top.signature.members, ()))
 
 
+def _output_streams(top: "SparsePrimitives", primitive: str) -> tuple[str, ...]:
+    """The output streams of the primitive's RTL."""
+    members = top.units[primitive].signature.members
+    return tuple(name for name, member in members.items() if member.flow == wiring.Out and not member.is_port)
+
+
 def _encode_stream(port: str, tokens):
     return [encode(token, WIDTH, repsig=port in REPSIG_PORTS) for token in tokens]
 
 
-def _job(vectors: VectorFile, case: Case):
+def _job(top: SparsePrimitives, vectors: VectorFile, case: Case):
     """The bench's description of one case, or the reason it cannot run on the RTL."""
     primitive = RTL_PRIMITIVES.get(vectors.primitive)
     if primitive is None:
@@ -145,19 +151,20 @@ def _job(vectors: VectorFile, case: Case):
                                                         else {}).items()}
     repsig = [prefix + port for port in (*case.inputs, *case.outputs) if port in REPSIG_PORTS]
     # Outputs a case does not record are still taken (and not compared), so they cannot block.
-    unrecorded = [prefix + port for port in vectors.output_ports if port not in case.outputs]
+    unrecorded = [prefix + port for port in _output_streams(top, vectors.primitive)
+                  if port not in case.outputs]
     return {"file": vectors.path.name, "primitive": vectors.primitive, "case": case.name,
             "inputs": inputs, "outputs": outputs, "unrecorded": unrecorded, "loads": loads, "reads": reads,
             "config": config,
             "schedule": schedule, "repsig": repsig}, None
 
 
-def rtl_jobs(files):
-    """(jobs, outcomes of the cases that cannot run)."""
+def rtl_jobs(files, top: SparsePrimitives):
+    """(jobs for ``top``, outcomes of the cases that cannot run)."""
     jobs, skipped = [], []
     for vectors in files:
         for case in vectors.cases:
-            job, reason = _job(vectors, case)
+            job, reason = _job(top, vectors, case)
             if job is None:
                 skipped.append(Outcome(vectors.path.name, vectors.primitive, case.name, "rtl",
                                        "unsupported", reason))

@@ -7,6 +7,8 @@ design, runs every job under every stall profile and seed in one cocotb simulati
 
 import json
 
+from amaranth.hdl import Fragment
+
 from samflow.rtl_jobs import WIDTH, SparsePrimitives, case_outcomes, rtl_jobs, top_inputs
 
 from .run_dirs import run_directory
@@ -25,9 +27,11 @@ def run_rtl(files, *, profiles=None, seeds=None, once=(), say=print):
     """
     files = list(files)
     once = list(once)
-    jobs, outcomes = rtl_jobs(files + once)
+    top = SparsePrimitives(WIDTH)
+    jobs, outcomes = rtl_jobs(files + once, top)
     single = {vectors.path.name for vectors in once}
     if not jobs:
+        Fragment.get(top, None)     # elaborated, so it is not reported as an unused design
         return outcomes
     profiles = list(profiles or PROFILES)
     seeds = list(seeds or seeds_for("samflow:conform", 2))
@@ -36,7 +40,6 @@ def run_rtl(files, *, profiles=None, seeds=None, once=(), say=print):
     for job in jobs:
         if job["file"] in single:
             job["runs"] = [[profiles[0], seeds[0]]]
-    top = SparsePrimitives(WIDTH)
     built = build_design(f"samflow-primitives-w{WIDTH}", top, what="the sparse primitives")
     with run_directory("samflow-conform") as directory:
         setup, results = directory / "jobs.json", directory / "results.jsonl"

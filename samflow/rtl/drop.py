@@ -29,7 +29,8 @@ class StknDrop(wiring.Component):
 
 class EmptyStknDrop(wiring.Component):
     """Drops the stops of empty fibers: a run of stops leaves as one stop of the run's highest
-    level, just before the next non-stop token (SAM's EmptyFiberStknDrop)."""
+    level, just before the next non-stop token, and stops before a stream's first element are
+    dropped (SAM's EmptyFiberStknDrop)."""
 
     def __init__(self, width: int):
         super().__init__({"in_stream": In(token_stream(width)), "val": Out(token_stream(width))})
@@ -37,19 +38,21 @@ class EmptyStknDrop(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         i, o = self.in_stream, self.val
-        pending, level = Signal(), Signal(4)
+        pending, level, seen = Signal(), Signal(4), Signal()
         is_stop = i.payload.kind == TokenKind.STOP
         release_outputs(m, o)
         m.d.comb += i.ready.eq(free(o) & (is_stop | ~pending))
         with m.If(i.valid & free(o)):
             with m.If(is_stop):
-                m.d.sync += [pending.eq(1),
-                             level.eq(Mux(pending & (level > i.payload.value), level, i.payload.value))]
+                with m.If(seen):
+                    m.d.sync += [pending.eq(1),
+                                 level.eq(Mux(pending & (level > i.payload.value), level, i.payload.value))]
             with m.Elif(pending):
                 emit(m, o, TokenKind.STOP, level)
                 m.d.sync += pending.eq(0)
             with m.Else():
                 emit_token(m, o, i.payload)
+                m.d.sync += seen.eq(i.payload.kind != TokenKind.DONE)
         return m
 
 

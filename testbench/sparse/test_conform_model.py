@@ -13,6 +13,7 @@ from samflow.conform import conform, model_outcome
 from samflow.suite import SuiteError, load_directory, parse_vectors
 
 from .random_cases import SUITE, random_files
+from .spec_cases import spec_files
 
 needs_suite = pytest.mark.skipif(not SUITE.is_dir(), reason="SAM peer suite not found beside the repository")
 
@@ -49,6 +50,13 @@ def test_models_match_numpy_on_random_cases():
             for case in vectors.cases:
                 outcome = model_outcome(vectors, case)
                 assert outcome.status == "passed", f"seed {seed} {case.name}: {outcome.detail}"
+
+
+def test_models_follow_the_stated_semantics():
+    for vectors in spec_files():
+        for case in vectors.cases:
+            outcome = model_outcome(vectors, case)
+            assert outcome.status == "passed", f"{vectors.primitive} {case.name}: {outcome.detail}"
 
 
 @needs_suite

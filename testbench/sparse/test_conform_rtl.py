@@ -14,6 +14,7 @@ from rivulet.sim.streams import PROFILES
 from samflow.suite import load_directory
 
 from .random_cases import SUITE, random_files
+from .spec_cases import spec_files
 from .test_conform_model import EXPECTED, SCHEDULED
 
 needs_suite = pytest.mark.skipif(not SUITE.is_dir(), reason="SAM peer suite not found beside the repository")
@@ -47,17 +48,19 @@ def test_rtl_conforms_to_the_suite_and_to_numpy_under_every_stall_profile():
     seeds = seeds_for("samflow:rtl", 2)
     print(f"RTL conformance seeds={seeds}")
     randoms = random_files(seeds[0], 3)
-    outcomes = run_rtl(suite + randoms, once=_mutants(suite), profiles=list(PROFILES), seeds=seeds)
+    specs = spec_files()
+    outcomes = run_rtl(suite + randoms + specs, once=_mutants(suite), profiles=list(PROFILES), seeds=seeds)
     mutants = [o for o in outcomes if o.file.startswith("mutant_")]
     rest = [o for o in outcomes if not o.file.startswith("mutant_")]
     failed = [f"{o.file} {o.case}: {o.detail}" for o in rest if o.status == "failed"]
     assert not failed, "\n".join(failed)
     assert [o.status for o in mutants] == ["failed"] * 4, [o.detail for o in mutants]
-    counts = Counter((o.primitive, o.status) for o in rest if not o.file.startswith("random_"))
+    counts = Counter((o.primitive, o.status) for o in rest if not o.file.startswith(("random_", "spec_")))
     for primitive, (passed, unsupported) in EXPECTED.items():
         got = (counts[primitive, "passed"], counts[primitive, "unsupported"])
         assert got == (passed, unsupported), primitive
     assert sum(o.status == "passed" for o in rest if o.file.startswith("random_")) == 6 * 3
+    assert sum(o.status == "passed" for o in rest if o.file.startswith("spec_")) == 7
     # Every case ran under every profile and seed; schedule-dependent ones on their recorded schedule too.
     runs = len(PROFILES) * len(seeds)
     for outcome in rest:
