@@ -518,6 +518,120 @@ def crdpt_converter(params, memory, inputs):
         inner.append(i)
 
 
+def _popcount(word: int) -> int:
+    return bin(word).count("1")
+
+
+def bv(params, memory, inputs):
+    """Each fiber's coordinates as one bit-vector word, stops kept; an empty fiber gives only its
+    stop (SAM's BV)."""
+    out, word, held = [], 0, False
+    for token in inputs["in_crd"]:
+        if is_data(token):
+            word |= 1 << token
+            held = True
+            continue
+        if held:
+            out.append(word)
+        out.append(token)
+        word, held = 0, False
+    return {"bv": out}, {}
+
+
+def bv_chunk(params, memory, inputs):
+    """Each word split into ``size / width`` chunks of ``width`` bits, low bits first; ``ref`` is
+    the number of set bits in the word's earlier chunks (SAM's ChunkBV)."""
+    width, size = params.get("width", 4), params.get("size", 16)
+    words, refs = [], []
+    for token in inputs["in_bv"]:
+        if not is_data(token):
+            words.append(token)
+            refs.append(token)
+            continue
+        below = 0
+        for k in range(size // width):
+            chunk = token >> (k * width) & ((1 << width) - 1)
+            words.append(chunk)
+            refs.append(below)
+            below += _popcount(chunk)
+    return {"bv": words, "ref": refs}, {}
+
+
+def rd_scan_bv(params, memory, inputs):
+    """A bit-vector level scanner (SAM's BVRdScan): reference *r* gives the word ``bv_arr[r]``
+    and, as its reference, the set bits of the words before it; stops as for every scanner."""
+    words = memory["bv_arr"]
+    source = _streams(inputs)["in_ref"]
+
+    def fiber(ref, _source):
+        if not 0 <= ref < len(words):
+            raise _source.error(f"reference {ref} is outside bv_arr (0..{len(words) - 1})", _source.at - 1)
+        return [(words[ref], sum(_popcount(w) for w in words[:ref]))]
+    scanned = _level_scan(source, fiber)
+    return {"bv": scanned["crd"], "ref": scanned["ref"]}, {}
+
+
+def intersect_bv(params, memory, inputs):
+    """Bit-vector intersection (SAM's IntersectBV2): the AND of the two words (dropped when 0,
+    unless ``emit_zeros``), and per set bit of it each side's reference: the side's base reference
+    plus its set bits below that bit."""
+    streams = _streams(inputs)
+    out = {"bv": [], "ref1": [], "ref2": []}
+    sides = [(streams["in_bv1"], streams["in_ref1"]), (streams["in_bv2"], streams["in_ref2"])]
+    while True:
+        (w1, r1), (w2, r2) = [(words.pop(), refs.pop()) for words, refs in sides]
+        if not (is_data(w1) and is_data(w2)):
+            if w1 != w2:
+                raise sides[1][0].error(f"does not line up with in_bv1's {w1!r}", sides[1][0].at - 1)
+            for port in out:
+                out[port].append(w1)
+            if w1 == "D":
+                return out, {}
+            continue
+        both = w1 & w2
+        if both or params.get("emit_zeros", False):
+            out["bv"].append(both)
+        for bit in range(both.bit_length()):
+            if both >> bit & 1:
+                out["ref1"].append(r1 + _popcount(w1 & ((1 << bit) - 1)))
+                out["ref2"].append(r2 + _popcount(w2 & ((1 << bit) - 1)))
+
+
+def bv_drop(params, memory, inputs):
+    """The bit-vector form of crd_drop (SAM's BVDrop): each outer bit whose inner fiber is empty
+    is cleared, then both streams go through empty_stkn_drop."""
+    streams = _streams(inputs)
+    outer, inner = streams["in_outer_bv"], streams["in_inner_bv"]
+    outer_out, inner_out = [], []
+    while True:
+        word = outer.pop()
+        if not is_data(word):
+            outer_out.append(word)
+            if word == "D":
+                inner_out.append(inner.pop())
+                break
+            continue
+        kept = 0
+        for bit in range(word.bit_length()):
+            if not word >> bit & 1:
+                continue
+            held = False
+            while True:
+                token = inner.pop()
+                inner_out.append(token)
+                if is_stop(token):
+                    break
+                if token == "D":
+                    raise inner.error("the inner stream ended inside an outer word's fibers", inner.at - 1)
+                held = True
+            if held:
+                kept |= 1 << bit
+        outer_out.append(kept)
+    dropped = {name: empty_stkn_drop({}, {}, {"in_stream": tokens})[0]["val"]
+               for name, tokens in (("outer_bv", outer_out), ("inner_bv", inner_out))}
+    return dropped, {}
+
+
 MODELS = {
     "rd_scan_compressed": rd_scan_compressed, "rd_scan_uncompressed": rd_scan_uncompressed,
     "repeat": repeat, "repeat_sig_gen": repeat_sig_gen, "intersect": intersect, "union": union,
@@ -525,4 +639,6 @@ MODELS = {
     "stkn_drop": stkn_drop, "empty_stkn_drop": empty_stkn_drop, "array": array,
     "wr_scan_vals": wr_scan_vals, "wr_scan_compressed": wr_scan_compressed,
     "crd_hold": crd_hold, "flatten": flatten, "split": split, "crdpt_converter": crdpt_converter,
+    "bv": bv, "bv_chunk": bv_chunk, "rd_scan_bv": rd_scan_bv, "intersect_bv": intersect_bv,
+    "bv_drop": bv_drop,
 }

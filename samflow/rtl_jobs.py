@@ -16,12 +16,12 @@ from amaranth.lib import wiring
 from . import rtl
 from .conform import Outcome, timing_reason
 from .suite import REPSIG_PORTS, Case, VectorFile
-from .tokens import TokenError, encode
+from .tokens import TokenError, encode, is_data
 
 __all__ = ["WIDTH", "BANK_DEPTH", "RTL_PRIMITIVES", "SparsePrimitives", "rtl_jobs", "case_outcomes",
            "RECORDED_SCHEDULE", "top_inputs"]
 
-WIDTH = 16              # the data width of the conformance build (Onyx's too)
+WIDTH = 33              # the conformance build's data width: signed values and SAM's 32-bit bit vectors
 BANK_DEPTH = 1024       # words per bank: SAM's own default array size
 RECORDED_SCHEDULE = "recorded_schedule"
 
@@ -63,6 +63,12 @@ RTL_PRIMITIVES = {
     "flatten": RtlPrimitive(rtl.Flatten, lambda p: {"split_factor": p.get("split_factor", 4)}),
     "crdpt_converter": RtlPrimitive(rtl.CrdPtConverter,
                                     lambda p: {"last_level": int(bool(p.get("last_level", False)))}),
+    "bv": RtlPrimitive(rtl.Bv),
+    "bv_chunk": RtlPrimitive(rtl.BvChunk,
+                             lambda p: {"size": p.get("size", 16), "chunk_width": p.get("width", 4)}),
+    "rd_scan_bv": RtlPrimitive(lambda w: rtl.RdScanBv(w, 64), banks_in={"bv_arr": "bv_bank"}),
+    "intersect_bv": RtlPrimitive(rtl.IntersectBv, lambda p: {"emit_zeros": int(bool(p.get("emit_zeros")))}),
+    "bv_drop": RtlPrimitive(rtl.BvDrop),
 }
 
 
@@ -121,6 +127,8 @@ def _job(top: SparsePrimitives, vectors: VectorFile, case: Case):
         return None, reason
     if vectors.primitive == "rd_scan_compressed" and case.inputs.get("in_crd_skip"):
         return None, "the scanner's skip input is not built"
+    if vectors.primitive == "bv" and any(is_data(t) and not 0 <= t < WIDTH for t in case.inputs["in_crd"]):
+        return None, f"a coordinate does not fit a {WIDTH}-bit word"
     prefix = vectors.primitive + "__"
     memory = dict(case.memory)
     for method, arguments, _keywords in case.setup:

@@ -155,6 +155,10 @@ def _case(path: Path, entry, number: int, vectors: VectorFile, checked: bool) ->
         _check_sorted(case, port, case.inputs[port])
     if vectors.primitive == "rd_scan_compressed":
         _check_compressed_memory(case)
+    if vectors.primitive == "rd_scan_bv":
+        words = case.memory.get("bv_arr")
+        if not isinstance(words, list) or not all(is_data(w) and w >= 0 for w in words):
+            raise SuiteError(f"{case.where()}: memory.bv_arr must be a list of non-negative integers")
     return case
 
 
