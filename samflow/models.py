@@ -632,6 +632,90 @@ def bv_drop(params, memory, inputs):
     return dropped, {}
 
 
+def _points(inputs):
+    """(outer, inner, value) triples of a sparse accumulator's three aligned point streams."""
+    streams = _streams(inputs)
+    ports = [streams["in_outer_crdpt"], streams["in_inner_crdpt"], streams["in_val"]]
+    points = []
+    while True:
+        tokens = [port.pop() for port in ports]
+        if "D" in tokens:
+            if tokens != ["D"] * 3:
+                late = ports[[t == "D" for t in tokens].index(False)]
+                raise late.error("the three point streams must end together", late.at - 1)
+            return points
+        if not (is_data(tokens[0]) and is_data(tokens[1])) or isinstance(tokens[2], str):
+            raise ports[0].error("a point is an outer and an inner coordinate and a value", ports[0].at - 1)
+        points.append(tuple(tokens))
+
+
+def _accumulate(points, whole: bool):
+    """Sum values per (outer, inner): over runs of equal outer coordinates, or the whole stream;
+    groups in order of appearance (runs) or sorted (whole), inner coordinates sorted."""
+    groups = []
+    for outer, inner, value in points:
+        if whole:
+            match = next((g for g in groups if g[0] == outer), None)
+        else:
+            match = groups[-1] if groups and groups[-1][0] == outer else None
+        if match is None:
+            match = (outer, {})
+            groups.append(match)
+        match[1][inner] = match[1].get(inner, 0.0) + float(value)
+    if whole:
+        groups.sort(key=lambda group: group[0])
+    return [(outer, sorted(sums.items())) for outer, sums in groups]
+
+
+def _fibers(params, groups):
+    outer, inner, values = [], [], []
+    closing = "S1" if params.get("last_level", True) else "S0"
+    for k, (crd, sums) in enumerate(groups):
+        outer.append(crd)
+        for coordinate, total in sums:
+            inner.append(coordinate)
+            values.append(total)
+        stop_token = "S0" if k < len(groups) - 1 else closing
+        inner.append(stop_token)
+        if params.get("val_stkn", False):
+            values.append(stop_token)
+    if groups:
+        outer.append("S0")
+    return {"outer_crd": outer + ["D"], "inner_crd": inner + ["D"], "val": values + ["D"]}
+
+
+def _crdpts(groups):
+    outer, inner, values = [], [], []
+    for crd, sums in groups:
+        for coordinate, total in sums:
+            outer.append(crd)
+            inner.append(coordinate)
+            values.append(total)
+    return {"outer_crdpt": outer + ["D"], "inner_crdpt": inner + ["D"], "val": values + ["D"]}
+
+
+def spacc1(params, memory, inputs):
+    """Sparse accumulator, vector form (SAM's SparseAccumulator1): sums per inner coordinate
+    within each run of equal outer coordinates, each run one fiber with sorted coordinates."""
+    return _fibers(params, _accumulate(_points(inputs), whole=False)), {}
+
+
+def spacc2(params, memory, inputs):
+    """Sparse accumulator, matrix form (SAM's SparseAccumulator2): sums per (outer, inner) over
+    the whole stream, emitted at the end as sorted nested fibers."""
+    return _fibers(params, _accumulate(_points(inputs), whole=True)), {}
+
+
+def spcrdpt_accum1(params, memory, inputs):
+    """The point form of spacc1: one (outer, inner, value) per stored point, no stops."""
+    return _crdpts(_accumulate(_points(inputs), whole=False)), {}
+
+
+def spcrdpt_accum2(params, memory, inputs):
+    """The point form of spacc2."""
+    return _crdpts(_accumulate(_points(inputs), whole=True)), {}
+
+
 MODELS = {
     "rd_scan_compressed": rd_scan_compressed, "rd_scan_uncompressed": rd_scan_uncompressed,
     "repeat": repeat, "repeat_sig_gen": repeat_sig_gen, "intersect": intersect, "union": union,
@@ -640,5 +724,6 @@ MODELS = {
     "wr_scan_vals": wr_scan_vals, "wr_scan_compressed": wr_scan_compressed,
     "crd_hold": crd_hold, "flatten": flatten, "split": split, "crdpt_converter": crdpt_converter,
     "bv": bv, "bv_chunk": bv_chunk, "rd_scan_bv": rd_scan_bv, "intersect_bv": intersect_bv,
-    "bv_drop": bv_drop,
+    "bv_drop": bv_drop, "spacc1": spacc1, "spacc2": spacc2, "spcrdpt_accum1": spcrdpt_accum1,
+    "spcrdpt_accum2": spcrdpt_accum2,
 }

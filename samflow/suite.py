@@ -21,6 +21,8 @@ SAM_PRIMITIVES = frozenset("""
     spcrdpt_accum2 bv bv_chunk bv_drop array memory_block""".split())
 
 REPSIG_PORTS = {"in_repsig", "repsig"}
+# The sparse accumulators, whose values SAM keeps as Python floats.
+FLOAT_PRIMITIVES = {"spacc1", "spacc2", "spcrdpt_accum1", "spcrdpt_accum2"}
 # Inputs whose coordinates must rise strictly within a fiber.
 COORDINATE_PORTS = {
     "intersect": ("in_crd1", "in_crd2"), "union": ("in_crd1", "in_crd2"),
@@ -148,7 +150,7 @@ def _case(path: Path, entry, number: int, vectors: VectorFile, checked: bool) ->
         raise SuiteError(f"{case.where()}: a schedule-dependent case must hold its 'schedule'")
     if not checked:
         return case
-    floats = vectors.primitive.startswith("sp")
+    floats = vectors.primitive in FLOAT_PRIMITIVES
     for port, tokens in case.inputs.items():
         _check_stream(case, port, tokens, floats)
     for port in COORDINATE_PORTS.get(vectors.primitive, ()):
