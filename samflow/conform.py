@@ -25,6 +25,7 @@ class Outcome:
     sim: str
     status: str          # passed / failed / unsupported
     detail: str = ""
+    cycles: int = 0      # RTL: cycles until the last expected token, summed over the runs
 
 
 def _same(recorded, produced) -> bool:

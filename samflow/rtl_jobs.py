@@ -199,6 +199,7 @@ def case_outcomes(jobs, records) -> list[Outcome]:
                                     f"{len(failures)}/{len(runs)} runs failed; first: profile "
                                     f"{first['profile']} seed {first['seed']}: {first['detail']}"))
         else:
+            cycles = sum(r["cycles"] for r in runs)
             outcomes.append(Outcome(job["file"], job["primitive"], job["case"], "rtl", "passed",
-                                    f"{len(runs)} runs, {sum(r['cycles'] for r in runs)} cycles"))
+                                    f"{len(runs)} runs, {cycles} cycles", cycles))
     return outcomes

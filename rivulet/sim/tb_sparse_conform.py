@@ -130,6 +130,7 @@ async def _run(dut, job, profile_name, seed, width, all_inputs):
         await RisingEdge(dut.clk)
         if tail is None and bench.finished:
             tail = TAIL_CYCLES
+            completed = cycle + 1
         elif tail is not None:
             tail -= 1
             if tail == 0:
@@ -149,7 +150,7 @@ async def _run(dut, job, profile_name, seed, width, all_inputs):
         if got != expected and not difference:
             at = next(k for k, (a, b) in enumerate(zip(expected, got, strict=True)) if a != b)
             difference = f"{bank} word {at}: expected {expected[at]}, got {got[at]}"
-    return difference, bench.cycles
+    return difference, completed
 
 
 @cocotb.test()
