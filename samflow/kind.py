@@ -33,7 +33,7 @@ ALU_OPS = {"add": 0, "sub": 1, "mul": 2}
 class SparseKindSpec:
     """How one primitive sits in a tile."""
     name: str
-    primitive: str                  # the golden model's name (samflow.models.MODELS)
+    primitive: object               # the golden model's name (samflow.models.MODELS), or uop -> name
     build: object                   # value width -> the primitive's component
     inputs: tuple                   # its input ports, in the tile's i[0], i[1], ... order
     outputs: tuple                  # its output ports, in o[0], o[1] order
@@ -56,8 +56,8 @@ def _alu_primitive(uop):
 
 
 SPECS = [
-    SparseKindSpec("sam_alu", "add", lambda w: rtl.Alu(w, "select"), ("in_val1", "in_val2"), ("val",),
-                   {"op": 2}, _alu_runs, _alu_params),
+    SparseKindSpec("sam_alu", _alu_primitive, lambda w: rtl.Alu(w, "select"), ("in_val1", "in_val2"),
+                   ("val",), {"op": 2}, _alu_runs, _alu_params),
     SparseKindSpec("sam_reduce", "reduce", rtl.Reduce, ("in_val",), ("val",)),
     SparseKindSpec("sam_repeat", "repeat", rtl.Repeat, ("in_ref", "in_repsig"), ("ref",)),
     SparseKindSpec("sam_repsig", "repeat_sig_gen", rtl.RepeatSigGen, ("in_stream",), ("repsig",)),
@@ -166,7 +166,7 @@ class SparseModel(UnitModel):
                     tokens.append(self._decode(port, channel.pop()))
                     moved = True
             if all(tokens and tokens[-1] == "D" for tokens in self.gathered.values()):
-                primitive = _alu_primitive(self.current) if spec.name == "sam_alu" else spec.primitive
+                primitive = spec.primitive(self.current) if callable(spec.primitive) else spec.primitive
                 params = spec.params(self.current) if spec.params else {}
                 produced, _memory = MODELS[primitive](params, {}, self.gathered)
                 self.pending = [[encode(t, self.value_width, repsig=port in REPSIG) for t in produced[port]]

@@ -1,6 +1,6 @@
-"""The sparse FU kinds on a fabric, registered through the entry point alone: a dot product per
-fiber (``sam_alu`` multiplying, then ``sam_reduce``) and a dense level scan, on the golden model
-and on the Verilated fabric under back-pressure, against numpy."""
+"""The sparse FU kinds on a fabric, registered through the entry point alone: sums per fiber of
+a*b, a-b and a+b (``sam_alu``, one operator per micro-op, then ``sam_reduce``) and a dense level
+scan, on the golden model and on the Verilated fabric under back-pressure, against numpy."""
 
 import numpy as np
 import pytest
@@ -17,7 +17,7 @@ from samflow.tokens import encode
 
 WIDTH = 16
 VALUE_WIDTH = WIDTH - 2
-STREAMS = 2         # micro-ops per unit: each runs one whole stream
+OPS = ("mul", "sub", "add")     # one micro-op (one whole stream) per operator
 
 
 def fabric():
@@ -43,16 +43,18 @@ def _words(tokens):
 
 
 def program(seed: int) -> Program:
-    """Per stream: aligned value fibers a, b (their dot products by numpy) and dense rows."""
+    """Per stream: aligned value fibers a, b and the sums of a*b, a-b or a+b per fiber (numpy),
+    and dense rows to scan."""
     rng = np.random.default_rng(seed)
     a_tokens, b_tokens, sums, rows, crd, ref, dims = [], [], [], [], [], [], []
-    for _ in range(STREAMS):
+    combine = {"mul": np.multiply, "sub": np.subtract, "add": np.add}
+    for op in OPS:
         lengths = rng.integers(0, 6, size=int(rng.integers(1, 5)))
         a = [rng.integers(-40, 40, size=n) for n in lengths]
         b = [rng.integers(-40, 40, size=n) for n in lengths]
         a_tokens += _stream(a)
         b_tokens += _stream(b)
-        sums += [int(np.dot(x, y)) for x, y in zip(a, b, strict=True)] + ["S0", "D"]
+        sums += [int(np.sum(combine[op](x, y))) for x, y in zip(a, b, strict=True)] + ["S0", "D"]
         dim = int(rng.integers(1, 6))
         chosen = sorted(rng.choice(8, size=int(rng.integers(1, 4)), replace=False).tolist())
         dims.append(dim)
@@ -63,16 +65,17 @@ def program(seed: int) -> Program:
             ref += (r * dim + np.arange(dim)).tolist() + [closing]
         crd.append("D")
         ref.append("D")
-    last = [int(k == STREAMS - 1) for k in range(STREAMS)]
+    last = [int(k == len(OPS) - 1) for k in range(len(OPS))]
     graph = StreamGraph()
     graph.add_host_in("a", "a", len(a_tokens))
     graph.add_host_in("b", "b", len(b_tokens))
-    graph.add_node("mul", "sam_alu", [{"op": ALU_OPS["mul"], "last": x} for x in last])
+    operators = [{"op": ALU_OPS[op], "last": x} for op, x in zip(OPS, last, strict=True)]
+    graph.add_node("alu", "sam_alu", operators)
     graph.add_node("sum", "sam_reduce", [{"last": x} for x in last])
     graph.add_host_out("sums", "sums", len(sums))
-    graph.connect("a", ("mul", 0), len(a_tokens))
-    graph.connect("b", ("mul", 1), len(b_tokens))
-    graph.connect("mul", ("sum", 0), len(a_tokens))     # aligned fibers: a's tokens, one for one
+    graph.connect("a", ("alu", 0), len(a_tokens))
+    graph.connect("b", ("alu", 1), len(b_tokens))
+    graph.connect("alu", ("sum", 0), len(a_tokens))     # aligned fibers: a's tokens, one for one
     graph.connect("sum", "sums", len(sums))
     graph.add_host_in("rows", "rows", len(rows))
     graph.add_node("scan", "sam_dense_scan", [{"dim": d, "last": x} for d, x in zip(dims, last, strict=True)])
