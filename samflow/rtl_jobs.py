@@ -10,7 +10,7 @@ simulation back-end's (``rivulet.sim.sparse_conform``), which sits above this pa
 
 from dataclasses import dataclass, field
 
-from amaranth.hdl import Module
+from amaranth.hdl import Module, Shape
 from amaranth.lib import wiring
 
 from . import rtl
@@ -66,7 +66,7 @@ RTL_PRIMITIVES = {
     "bv": RtlPrimitive(rtl.Bv),
     "bv_chunk": RtlPrimitive(rtl.BvChunk,
                              lambda p: {"size": p.get("size", 16), "chunk_width": p.get("width", 4)}),
-    "rd_scan_bv": RtlPrimitive(lambda w: rtl.RdScanBv(w, 64), banks_in={"bv_arr": "bv_bank"}),
+    "rd_scan_bv": RtlPrimitive(lambda w: rtl.RdScanBv(w, BANK_DEPTH), banks_in={"bv_arr": "bv_bank"}),
     "intersect_bv": RtlPrimitive(rtl.IntersectBv, lambda p: {"emit_zeros": int(bool(p.get("emit_zeros")))}),
     "bv_drop": RtlPrimitive(rtl.BvDrop),
 }
@@ -155,8 +155,12 @@ def _job(top: SparsePrimitives, vectors: VectorFile, case: Case):
     schedule = None
     if case.schedule_dependent:
         schedule = [[prefix + port for port in ports] for ports in case.schedule]
-    config = {prefix + name: value for name, value in (primitive.config(case.params) if primitive.config
-                                                        else {}).items()}
+    settings = primitive.config(case.params) if primitive.config else {}
+    for name, value in settings.items():
+        bits = Shape.cast(top.units[vectors.primitive].signature.members[name].shape).width
+        if not (isinstance(value, int) and 0 <= value < 1 << bits):
+            return None, f"parameter {name}={value!r} does not fit the RTL's {bits}-bit run input"
+    config = {prefix + name: value for name, value in settings.items()}
     repsig = [prefix + port for port in (*case.inputs, *case.outputs) if port in REPSIG_PORTS]
     # Outputs a case does not record are still taken (and not compared), so they cannot block.
     unrecorded = [prefix + port for port in _output_streams(top, vectors.primitive)
