@@ -1,7 +1,7 @@
 """Tokens per cycle of each sparse primitive's RTL on long random streams, without stalls.
 
 ``python -m bench.sparse_rates [--quick]`` builds the conformance design once and runs, per
-primitive, random streams a few hundred tokens long (the same generators as the tests, larger):
+primitive, random streams a few hundred tokens long (built here, checked against numpy):
 the figure is the tokens a primitive's first output carries per cycle, from the first cycle the
 bench drives to the cycle its last expected token leaves, so it includes the few cycles of
 pipeline fill. The expected streams come from numpy, so every run is also a check. Writes
@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import argparse
 from collections import defaultdict
+from pathlib import Path
 
 import numpy as np
 
 from rivulet.sim.sparse_conform import run_rtl
 from samflow.suite import parse_vectors
-from testbench.sparse.random_cases import SUITE
 
 from .common import QUICK_RESULTS, RESULTS, git_stamp, now, write_results
 
@@ -44,7 +44,7 @@ def _files(rng, scale: int):
     def add(primitive, inputs, outputs, ports):
         files.append(parse_vectors({"primitive": primitive, "ports": ports, "cases": [
             {"name": f"rate_{primitive}", "params": {}, "inputs": inputs, "outputs": outputs,
-             "schedule_dependent": False}]}, SUITE / f"rate_{primitive}.json", {primitive}))
+             "schedule_dependent": False}]}, Path(f"rate_{primitive}.json"), {primitive}))
 
     joined = np.intersect1d(fiber, other).tolist()
     add("intersect", {"in_crd1": _stream([fiber]), "in_ref1": _stream([ref]),
@@ -83,7 +83,7 @@ def _files(rng, scale: int):
         "inputs": ["in_ref", "in_crd_skip"], "outputs": ["crd", "ref"]}, "cases": [
         {"name": "rate_rd_scan_compressed", "params": {}, "memory": {"seg_arr": indptr, "crd_arr": indices},
          "inputs": {"in_ref": [*range(rows), "S0", "D"], "in_crd_skip": []}, "outputs": {"crd": crd + ["D"]},
-         "schedule_dependent": False}]}, SUITE / "rate_rd_scan_compressed.json", {"rd_scan_compressed"}))
+         "schedule_dependent": False}]}, Path("rate_rd_scan_compressed.json"), {"rd_scan_compressed"}))
     add("reduce", {"in_val": _stream([values[k:k + 8] for k in range(0, len(values), 8)])},
         {"val": [int(values[k:k + 8].sum()) for k in range(0, len(values), 8)] + ["S0", "D"]},
         {"inputs": ["in_val"], "outputs": ["val"]})
