@@ -42,6 +42,7 @@ def _mutants(files):
 
 
 @pytest.mark.verilator
+@pytest.mark.long(1)
 @needs_suite
 def test_rtl_conforms_to_the_suite_and_to_numpy_under_every_stall_profile():
     suite = load_directory(SUITE, checked_primitives=set(EXPECTED))

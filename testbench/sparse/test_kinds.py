@@ -106,6 +106,7 @@ def test_the_golden_model_runs_the_sparse_tiles():
 
 
 @pytest.mark.verilator
+@pytest.mark.long(1)
 def test_the_verilated_fabric_runs_the_sparse_tiles_under_back_pressure():
     spec = fabric()
     profiles = ["no_stall", "random_stall_50", "backpressure_90", "starved_then_flood"]
