@@ -97,6 +97,65 @@ class _Dead:
         self.node = node
 
 
+class _DecouplingBuilder(Builder):
+    """A :class:`Builder` that, with ``decouple`` set, routes an operand made before the last
+    atomic-block boundary (an ``epoch`` ago) through a spill queue: one queue per value and epoch.
+
+    With two or more ACQUIRE sites, a later invocation may hold the lock an earlier one waits
+    for at another site. The holder's RELEASE then needs tokens from producers that also feed
+    what waits for the other block (its inputs, the MERGE or loop STEER around it, the values
+    used after it). A bounded slot there stops those producers, head-of-line, and the program
+    deadlocks. A spill queue never back-pressures its producer, so every token that crosses a
+    block boundary, into a block or out of it, crosses through one. Queues only add buffering
+    to FIFO streams, so they change no result (docs/ripple-language.md, "Several lock sites")."""
+
+    def __init__(self, name: str, depth: int):
+        super().__init__(name)
+        self.decouple, self.epoch, self._depth = False, 0, depth
+        self._born: dict[str, int] = {}             # node -> the epoch that made it
+        self._copies: dict[tuple, Ref] = {}         # (value, epoch) -> its spill queue's output
+        self._raw = False
+
+    def op(self, op: str, *inputs, name: str | None = None, **attrs) -> Ref:
+        if self.decouple and not self._raw:
+            inputs = tuple(self.decoupled(value) for value in inputs)
+        ref = super().op(op, *inputs, name=name, **attrs)
+        self._born[ref.node] = self.epoch
+        return ref
+
+    def born_now(self, ref: Ref):
+        """``ref`` (a task's parameter, made outside :meth:`op`) is made in this epoch."""
+        self._born[ref.node] = self.epoch
+
+    def decoupled(self, value):
+        """``value``, through a spill queue if it was made in an earlier epoch."""
+        born = self._born.get(value.node) if isinstance(value, Ref) else None
+        if born is None or born == self.epoch or not self.decouple:
+            return value
+        key = (value, self.epoch)
+        if key not in self._copies:
+            self._raw = True
+            try:
+                (self._copies[key],) = self.queue(value, depth=self._depth, spill=True)
+            finally:
+                self._raw = False
+        return self._copies[key]
+
+    def state(self):
+        """What a rebuild (:meth:`_Compiler._snapshot`) must put back besides the graph."""
+        return dict(self._depths), dict(self._born), dict(self._copies), self.epoch
+
+    def restore(self, state):
+        depths, born, copies, self.epoch = state
+        for table, saved in ((self._depths, depths), (self._born, born), (self._copies, copies)):
+            table.clear()
+            table.update(saved)
+
+    def build(self) -> Graph:
+        self.decouple = False           # the tasks' arbs and queues take the push sites as they are
+        return super().build()
+
+
 class _Compiler(MemoryLowering):
     def __init__(self, target: Kernel, mode: str | None, spill: bool, queue_depth: int):
         self.src = self.kernel_src = source_of(target)
@@ -104,7 +163,7 @@ class _Compiler(MemoryLowering):
         self.regions: list = []         # every Region registers itself (see _snapshot)
         self.caches: list = []          # loop headers' INVARIANT tables
         tree = self.src.tree
-        self.b = Builder(tree.name)
+        self.b = _DecouplingBuilder(tree.name, queue_depth)
         self._raw, self._indexed = {}, 0
         self.scalars, self.arrays = self._signature(tree)
         for node in ast.walk(tree):
@@ -133,6 +192,7 @@ class _Compiler(MemoryLowering):
         self.atomic_sites = sum(1 for node in ast.walk(tree) if isinstance(node, ast.With) and any(
             isinstance(item.context_expr, ast.Call)
             and marker_of(self.src.names, item.context_expr.func) == "atomic" for item in node.items))
+        self.b.decouple = self.atomic_sites > 1
         self._make_tasks()
 
     # signature, tasks -----------------------------------------------------------------------
@@ -558,11 +618,13 @@ class _Compiler(MemoryLowering):
         tasks = [(t, list(t.sites), t.done) for t in b._tasks]
         regions = [(r, r.state()) for r in self.regions]
         caches = [(c, dict(c)) for c in self.caches]
-        return dict(b.graph.nodes), len(b._pending), b._count, tasks, set(self.sinks), regions, caches
+        return dict(b.graph.nodes), len(b._pending), b._count, tasks, set(self.sinks), regions, caches, \
+            b.state()
 
     def _restore(self, snapshot):
         b = self.b
-        nodes, pending, count, tasks, sinks, regions, caches = snapshot
+        nodes, pending, count, tasks, sinks, regions, caches, builder = snapshot
+        b.restore(builder)
         b.graph.nodes.clear()
         b.graph.nodes.update(nodes)
         del b._pending[pending:]
@@ -786,6 +848,7 @@ class _Compiler(MemoryLowering):
     def task_scope(self, info, body, params: dict):
         handle = info.handle
         trigger = handle.args[0]
+        self.b.born_now(trigger)
         root = Region(self, None, None, make_token=lambda s: self.b.order(s.slot(), trigger),
                       resolve=lambda name: self._resolve(self.src, name, info.name))
         root.env.update({name: Scalar(name) for name in self.scalars if name not in self.kernel_locals})
@@ -844,24 +907,13 @@ class _Compiler(MemoryLowering):
             value = region.read(used) if region.knows(used) else None
             if isinstance(value, Ref):
                 address = self.wait(region, address, value)
-        decoupled = self.atomic_sites > 1
-        if decoupled:
-            address = self.spilled(address)
+        self.b.epoch += 1          # into the block: what it takes from before crosses a spill queue
         grant = self.b.acquire(address)
         self.enter_atomic(region, grant, arrays)
         name = call.args[0].id if isinstance(call.args[0], ast.Name) else None
         saved = region.env.get(name)
         if name is not None:
             region.env[name] = grant       # same value; the block's accesses then follow the grant
-        queued = {}
-        if decoupled:
-            for used in sorted(read_names(node.body, self.src.names) - {name}):
-                value = region.read(used) if region.knows(used) else None
-                if isinstance(value, Scalar):       # an argument: one token per activation
-                    value = self.token(region, value)
-                if isinstance(value, Ref):
-                    queued[used] = (value, self.spilled(value))
-                    region.env[used] = queued[used][1]
         self.atomic_name.append(name)
         try:
             self.block(region, node.body)
@@ -870,21 +922,9 @@ class _Compiler(MemoryLowering):
         released = self.b.release(grant, sync=self.block_effects(region, grant, arrays))
         region.done = region.done or released
         self.leave_atomic(region, released, arrays)
+        self.b.epoch += 1          # out of it: what comes after takes the block's values through queues
         if name is not None:
             region.env[name] = saved
-        for used, (value, copy) in queued.items():
-            if region.env.get(used) is copy:     # read, not assigned, in the block
-                region.env[used] = value
-
-    def spilled(self, value: Ref) -> Ref:
-        """``value`` through a spill queue, which never back-pressures its producer.
-
-        With two or more ACQUIRE sites, a later invocation may hold the lock an earlier one waits
-        for at another site; the holder's RELEASE then needs tokens from producers that also feed
-        the waiting block. Bounded slots in front of the waiting block would stop those producers
-        (head-of-line blocking: a deadlock), so every value entering a block goes through one."""
-        (copy,) = self.b.queue(value, depth=self.queue_depth, spill=True)
-        return copy
 
     # the kernel -----------------------------------------------------------------------------
     def compile(self) -> Graph:

@@ -17,13 +17,12 @@ def _replay(seed, mode) -> str:
 
 @pytest.mark.parametrize("mode", ["ordered", "ripple"])
 def test_random_kernels_agree_with_the_reference(mode):
-    """At most one `with atomic` statement per kernel: with two lock sites a MERGE or loop around
-    a later block can still deadlock (open; the strict expected failures below, and the
-    10,000-kernel bench, which draws any number of sites and reports them)."""
+    """Any number of `with atomic` statements per kernel (several lock sites decouple at every
+    block boundary: docs/ripple-language.md)."""
     seeds = seeds_for(f"lang-random-kernels-{mode}", PER_MODE)
     print(f"{mode}: seeds {seeds}")
     for seed in seeds:
-        program = generate(seed, mode, max_lock_sites=1)
+        program = generate(seed, mode)
         outcome = check(program)
         assert outcome.ok, f"{outcome.kind}: {outcome.detail}\n{program.describe()}\n{_replay(seed, mode)}"
 
@@ -130,11 +129,10 @@ def test_two_atomic_blocks_on_one_address_in_a_pipelined_task():
                                    915687917, 2120129831, 12, 9, 19], "C": [15, -8, -13, 33]}, mode="ripple")
 
 
-@pytest.mark.xfail(strict=True, reason="open: a MERGE or loop STEER around a later block waits on a bounded "
-                   "slot the lock holder's producers feed (docs/ripple-language.md, several ACQUIRE sites)")
 def test_two_blocks_on_one_address_the_second_in_a_branch():
     # bench.lang_fuzz seed 2211607149: the MERGE after the second block waited for the block on a bounded slot
-    # that the lock holder's producers also feed (open: docs/ripple-language.md).
+    # that the lock holder's producers also feed; now every operand from an earlier epoch (before a block
+    # boundary) arrives through a spill queue (docs/ripple-language.md, several ACQUIRE sites).
     regression(
                '@inline\n'
                'def h0(h0x0, h0x1: int, h0x2):\n'
@@ -159,11 +157,9 @@ def test_two_blocks_on_one_address_the_second_in_a_branch():
         {'A': [-322884001], 'B': [2]}, mode="ripple")
 
 
-@pytest.mark.xfail(strict=True, reason="open: a MERGE or loop STEER around a later block waits on a bounded "
-                   "slot the lock holder's producers feed (docs/ripple-language.md, several ACQUIRE sites)")
 def test_two_blocks_in_a_loop_in_overlapping_invocations():
     # bench.lang_fuzz seed 1813842886: the loop's STEERs and MERGE waited for the block on a bounded slot
-    # that the lock holder's producers also feed (open: docs/ripple-language.md).
+    # that the lock holder's producers also feed (fixed as above).
     regression(
                'K0 = 32\n'
                '\n'
