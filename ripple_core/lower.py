@@ -22,7 +22,9 @@ The lowering (docs/ripple.md, "On the RTL fabric"):
   on timing, so the fabric (other buffers, other latencies, host back-pressure) must fire each PE
   exactly that often; a fabric that computes a different decider fires differently and does not
   finish. An operator that never fires in the case gets no tile, and a port that emits nothing
-  gets no stream: the fabric refuses empty micro-ops and streams.
+  gets no stream: the fabric refuses empty micro-ops and streams. Tasks that write memory fire
+  counts that depend on the schedule, so they lower with **open counts** (``counts=``): every PE
+  an open micro-op, every PE-to-PE stream a static route, and the run ends at quiescence.
 * **Memory.** A PE's bank is private (rsn/pe_kind.py), so an array lives in the bank of the PE
   that accesses it: a copy in each LOAD's bank for an array that is only read, else the one
   STORE's (or LDST's) bank; the fabric's ``[pe] mem_depth`` sizes every bank. The node's
@@ -64,6 +66,7 @@ router's error at compile time.
 
 from dataclasses import dataclass, field
 
+from rsn.checks import MAX_BEATS
 from rsn.graph import StreamGraph
 from rsn.program import SHARED_MEMORY, Program
 
@@ -392,7 +395,8 @@ def lower_graph(graph: Graph, case: dict, spec, *, name: str | None = None,
     tokens; ``"open"`` gives every PE an open micro-op and every stream between PEs a static
     route, so the run ends when the fabric is quiescent, whatever the schedule (streams to host
     ports keep the golden model's count); ``"auto"`` is open for :func:`schedule_dependent`
-    graphs, exact otherwise (docs/ripple.md, "Open counts").
+    graphs, and for a case with a PE-to-PE stream of more tokens than a switch micro-op counts
+    (``rsn.checks.MAX_BEATS``), exact otherwise (docs/ripple.md, "Open counts").
     """
     if counts not in COUNTS:
         raise LoweringError(f"counts={counts!r} is not one of {', '.join(COUNTS)}")
@@ -415,6 +419,10 @@ def lower_graph(graph: Graph, case: dict, spec, *, name: str | None = None,
     placed = _check_shared_memory(graph, case, spec) if shared else _check_banks(graph, case, spec, units)
     model = _reference_run(graph, case, spec.queue_depth)
     emitted = _emitted(model)
+    if counts == "auto" and not open_counts:
+        # A stream longer than one switch micro-op's beats runs open too (it needs no count).
+        open_counts = any(tokens > MAX_BEATS for key, tokens in emitted.items() if graph.consumers().get(key)
+                          and not any(graph.nodes[t].op == "SINK" for t, _ in graph.consumers()[key]))
     consumers = graph.consumers()
     sinks = [node for node in graph.nodes.values() if node.op == "SINK"]
     unit_of = {node: unit for unit in units.values() for node in unit.nodes}
