@@ -56,10 +56,10 @@ def test_counts_must_be_named():
 
 
 def test_prd_with_open_counts_on_the_fabric_model_meets_its_reference():
-    """Ripple prd, lowered (auto: open) for a 7x7 shared-memory fabric: every PE runs an open
+    """Ripple prd, lowered (auto: open) for a 7x8 shared-memory fabric: every PE runs an open
     micro-op and every PE-to-PE stream a static route, the fabric model runs until it is
     quiescent, and the ranks read back pass prd's check against numpy's fixed point."""
-    prd, spec = workload("prd"), _shared_fabric(7, 7)
+    prd, spec = workload("prd"), _shared_fabric(7, 8)
     graph = compile_kernel(prd.kernel("ripple"))
     for seed in seeds_for("open-counts-prd", 1):
         print(f"prd ripple n=12 seed {seed}")
@@ -88,3 +88,26 @@ def test_an_open_stream_to_a_host_port_is_refused():
     g.connect(("a", 0), "out", None)
     with pytest.raises(ProgramError, match="is open .* 'out' is a host port"):
         check_tokens(g)
+
+
+def test_a_stream_longer_than_a_switch_micro_op_lowers_open():
+    """A stream of more than 65,535 tokens cannot be one counted route; auto lowers it open."""
+    from ripple_core.lang import kernel
+    from rsn.checks import MAX_BEATS
+
+    @kernel
+    def total(n: int):
+        s = 0
+        for i in range(n):
+            s = s + i
+        return s
+
+    n = MAX_BEATS + 5
+    graph = compile_kernel(total)
+    spec = _shared_fabric(3, 4)
+    lowering = lower_graph(graph, {"args": {"n": n}, "expect": {"return": [n * (n - 1) // 2]}}, spec)
+    assert lowering.counts == "open"
+    sink_streams = [edge for edge in lowering.program.graph.edges
+                    if lowering.program.graph.nodes[edge.sinks[0][0]].kind == "host_out"]
+    assert [edge.tokens for edge in sink_streams] == [1]        # the host still gets its count
+    assert all(edge.tokens is None for edge in lowering.program.graph.edges if edge not in sink_streams)
