@@ -315,13 +315,16 @@ def _route_phases(spec, graph, placement, adjacency, max_iterations):
 
 def _input_rule_breaks(graph, placement, routed: dict, readers: dict) -> list:
     """(stream index, link into the tile, earlier stream index) for every hop of this phase's
-    ``routed`` trees that reads an input an earlier route read without taking all its outputs."""
+    ``routed`` trees that reads an input an earlier route read but leaves it by other outputs."""
     broken = []
     for index, tree in routed.items():
         source_input = source_endpoint(graph, placement, graph.edges[index])[1]
         for hop in _hops(tree, source_input):
             before = readers.get((hop.tile, hop.input))
-            if before is not None and not set(before[1]) <= set(hop.outputs) and hop.tile in tree.parent:
+            # The check needs only a superset; the router asks for the same outputs, so that a
+            # later phase that repeats the earlier stream (its tree grown from the earlier one)
+            # also keeps the rule against this route.
+            if before is not None and set(before[1]) != set(hop.outputs) and hop.tile in tree.parent:
                 broken.append((index, tree.parent[hop.tile], before[0]))
     return broken
 
