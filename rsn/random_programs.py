@@ -158,7 +158,7 @@ def random_program(seed: int, shape: str | None = None) -> Program:
 # Every unit output keeps the sinks it had in its first phase (the rule of docs/rsn-phases.md),
 # so the wiring is drawn once, lazily: each source (a mem bank or the host input) enters the
 # network at one unit, the middle alus feed the tail alu, the tail feeds the host. Each phase
-# then runs one path from a source (a mem READ of fresh addresses, the host, or a DOT2 of two
+# then runs one path from a source (a mem READ of random addresses, the host, or a DOT2 of two
 # banks on the mac) through its entry to the host, with its own counts and ALU settings.
 
 _PHASED_SOURCES = ("m0", "m1", "m2", "host")
