@@ -118,7 +118,7 @@ def host_inputs_declared(graph: StreamGraph) -> dict[str, HostInput]:
                 declared[node.port] = HostInput(node.port, node.name, edges[0].tokens, f"stream {edges[0]}")
             else:
                 declared[node.port] = HostInput(node.port, node.name, sum(edge.tokens or 0 for edge in edges),
-                                                f"its streams {'; '.join(map(str, edges))}")
+                                                f"the sum of its streams {'; '.join(map(str, edges))}")
     return declared
 
 

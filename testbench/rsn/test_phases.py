@@ -401,3 +401,21 @@ def test_phased_programs_rtl_equals_golden_model():
         for tile, firings in rtl.firings.items():
             assert firings == model.firings[tile], f"{what}: firings of tile {tile}"
             assert rtl.link_beats[tile] == model.link_beats[tile], f"{what}: link beats of tile {tile}"
+
+
+def test_a_host_input_of_several_phases_is_checked_against_their_sum():
+    spec, graph = _line(_merge)
+    program = Program("line", graph, host_inputs={"in0": [1, 2, 3, 4], "in1": [5, 6, 7]})
+    short = r"host input 'in1' \(node 'x1'\) is short: the host gives "
+    with pytest.raises(ProgramError, match=short + r"3 tokens, but stream x1.o0 -> y.i0 \(phase 1\) "
+                                                   r"declares 4"):
+        compile_program(program, spec)
+    graph.next_phase()
+    graph.connect("x1", "y", 2)
+    graph.nodes["x1"].tokens, graph.nodes["y"].tokens = 6, 10
+    program = Program("line", graph, host_inputs={"in0": [1, 2, 3, 4], "in1": [5, 6, 7, 8, 9]})
+    with pytest.raises(ProgramError, match=short + r"5 tokens, but the sum of its streams x1.o0 -> y.i0 "
+                                           r"\(phase 1\); x1.o0 -> y.i0 \(phase 2\) declares 6"):
+        compile_program(program, spec)
+    program.host_inputs["in1"].append(10)
+    assert _model(compile_program(program, spec)).outputs["out0"] == list(range(1, 11))
