@@ -3,9 +3,9 @@
 A program that passes them has micro-ops every unit accepts, token counts that agree along every
 stream, every used port fed or drained by exactly one stream, no cyclic wait between functional
 units, a placement that respects the fabric, and routes that are connected trees with one writer
-per switch output. Each failure raises :class:`ProgramError` naming the stream, node, tile and
-numbers involved. The routing check re-derives everything from the fabric, so it verifies the
-router rather than trusting it.
+per switch output (per phase, for a program in phases: docs/rsn-phases.md). Each failure raises
+:class:`ProgramError` naming the stream, node, tile and numbers involved. The routing check
+re-derives everything from the fabric, so it verifies the router rather than trusting it.
 """
 
 from amaranth.hdl import Shape
@@ -441,7 +441,7 @@ def _expected_switch_uops(routes) -> dict:
 
 def check_routing(spec: FabricSpec, graph: StreamGraph, routing):
     """Routes are trees from source to sinks over working links, each switch output (link, FU
-    input or host port) has one writer for the whole program, and micro-ops match the hops.
+    input or host port) has one writer per phase, and micro-ops match the hops.
 
     Routes of one phase are held together (circuit switching), so every pair of them overlaps
     in time: "one writer per link per micro-op" means one stream per switch output and phase.
