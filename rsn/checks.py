@@ -3,9 +3,9 @@
 A program that passes them has micro-ops every unit accepts, token counts that agree along every
 stream, every used port fed or drained by exactly one stream, no cyclic wait between functional
 units, a placement that respects the fabric, and routes that are connected trees with one writer
-per switch output. Each failure raises :class:`ProgramError` naming the stream, node, tile and
-numbers involved. The routing check re-derives everything from the fabric, so it verifies the
-router rather than trusting it.
+per switch output (per phase, for a program in phases: docs/rsn-phases.md). Each failure raises
+:class:`ProgramError` naming the stream, node, tile and numbers involved. The routing check
+re-derives everything from the fabric, so it verifies the router rather than trusting it.
 """
 
 from amaranth.hdl import Shape
@@ -16,7 +16,7 @@ from rsn.fu_kinds import UnknownKindError, find_kind, fu_kind, fu_kinds, kind_na
 from rsn.graph import HOST_KINDS, StreamGraph
 
 __all__ = ["ProgramError", "MAX_BEATS", "tokens_per_port", "node_tokens", "check_ops",
-           "check_host_ports", "check_pins", "check_tokens", "check_cycles", "check_program",
+           "check_host_ports", "check_pins", "check_phases", "check_tokens", "check_cycles", "check_program",
            "check_placement", "check_routing"]
 
 MAX_BEATS = (1 << Shape.cast(isa.SwitchUop["beats"].shape).width) - 1   # one switch micro-op
@@ -43,13 +43,14 @@ def tokens_per_port(kind: str, uops) -> tuple[list[int], list[int]]:
         raise ProgramError(str(error)) from None
 
 
-def node_tokens(node) -> tuple[list[int], list[int]]:
-    """:func:`tokens_per_port` for any node: host nodes send or expect their ``tokens``."""
+def node_tokens(node, phase: int | None = None) -> tuple[list[int], list[int]]:
+    """:func:`tokens_per_port` for any node (of its micro-ops in ``phase``, or all of them): host
+    nodes send or expect their ``tokens``."""
     if node.kind == "host_in":
         return [], [node.tokens]
     if node.kind == "host_out":
         return [node.tokens], []
-    return tokens_per_port(node.kind, node.uops)
+    return tokens_per_port(node.kind, node.uops if phase is None else node.uops_in(phase))
 
 
 def _check_uop(node, index: int, uop: dict, spec: FabricSpec | None):
@@ -132,12 +133,12 @@ def check_pins(spec: FabricSpec, graph: StreamGraph):
 
 def check_tokens(graph: StreamGraph):
     """Every used port carries exactly one stream, and counts agree along every stream."""
-    feeds = {}          # (node, "i"/"o", port) -> streams
+    feeds = {}          # (node, "i"/"o", port, phase) -> streams
     for edge in graph.edges:
-        feeds.setdefault((edge.source[0], "o", edge.source[1]), []).append(edge)
+        feeds.setdefault((edge.source[0], "o", edge.source[1], edge.phase), []).append(edge)
         for name, port in edge.sinks:
-            feeds.setdefault((name, "i", port), []).append(edge)
-    for (name, direction, port), edges in feeds.items():
+            feeds.setdefault((name, "i", port, edge.phase), []).append(edge)
+    for (name, direction, port, _), edges in feeds.items():
         if name not in graph.nodes:
             raise ProgramError(f"stream {edges[0]} names node {name!r}, which is not in the graph")
         if len(edges) > 1:
@@ -146,14 +147,18 @@ def check_tokens(graph: StreamGraph):
                                f"({'; '.join(map(str, edges))}); a {what} port carries exactly one "
                                f"stream (fan out with one multicast stream instead)")
     for node in graph.nodes.values():
-        consumed, produced = node_tokens(node)
-        for direction, counts in (("i", consumed), ("o", produced)):
-            for port, tokens in enumerate(counts):
-                if tokens and (node.name, direction, port) not in feeds:
-                    verb = "consumes" if direction == "i" else "produces"
-                    raise ProgramError(f"node {node.name!r} ({node.kind}) {verb} {tokens} tokens on "
-                                       f"{node.name}.{direction}{port} but no stream is connected "
-                                       f"there; connect one")
+        phases = sorted(set(node.phase_of_uops())) if not node.is_host else [None]
+        for phase in phases:
+            consumed, produced = node_tokens(node, phase)
+            for direction, counts in (("i", consumed), ("o", produced)):
+                for port, tokens in enumerate(counts):
+                    fed = any(key[:3] == (node.name, direction, port) and phase in (None, key[3])
+                              for key in feeds)
+                    if tokens and not fed:
+                        verb = "consumes" if direction == "i" else "produces"
+                        raise ProgramError(f"node {node.name!r} ({node.kind}) {verb} {tokens} tokens on "
+                                           f"{node.name}.{direction}{port}{_in_phase(graph, phase)} but no "
+                                           f"stream is connected there; connect one")
     for edge in graph.edges:
         _check_edge_tokens(graph, edge)
 
@@ -169,18 +174,35 @@ def _check_edge_tokens(graph: StreamGraph, edge):
     node = graph.nodes[name]
     if port >= node.n_out:
         raise ProgramError(f"stream {edge}: node {name!r} ({node.kind}) has no output {port}")
-    produced = node_tokens(node)[1][port]
-    if produced is not None and produced != edge.tokens:
+    produced = node_tokens(node, edge.phase)[1][port]
+    if _host_in_phases(graph, node) and produced is not None and produced != edge.tokens:
         raise ProgramError(f"stream {edge} carries {edge.tokens} tokens but node {name!r} "
-                           f"({node.kind}) produces {produced} on {name}.o{port}")
+                           f"({node.kind}) produces {produced} on "
+                           f"{name}.o{port}{_in_phase(graph, edge.phase)}")
     for sink, port in edge.sinks:
         node = graph.nodes[sink]
         if port >= node.n_in:
             raise ProgramError(f"stream {edge}: node {sink!r} ({node.kind}) has no input {port}")
-        consumed = node_tokens(node)[0][port]
-        if consumed is not None and consumed != edge.tokens:
+        consumed = node_tokens(node, edge.phase)[0][port]
+        if _host_in_phases(graph, node) and consumed is not None and consumed != edge.tokens:
             raise ProgramError(f"stream {edge} carries {edge.tokens} tokens but node {sink!r} "
-                               f"({node.kind}) consumes {consumed} on {sink}.i{port}")
+                               f"({node.kind}) consumes {consumed} on "
+                               f"{sink}.i{port}{_in_phase(graph, edge.phase)}")
+
+
+def _in_phase(graph: StreamGraph, phase) -> str:
+    """" in phase p" for messages about a phased graph, nothing for a single-phase one."""
+    return f" in phase {phase}" if graph.phased and phase is not None else ""
+
+
+def _host_in_phases(graph: StreamGraph, node) -> bool:
+    """Whether a stream's count is compared with ``node``'s own: always for an FU (per phase), and
+    for a host node with one stream; a host node with streams in several phases is compared with
+    their sum by :func:`check_phases`."""
+    if not node.is_host:
+        return True
+    return sum(edge.source[0] == node.name or node.name in (sink for sink, _ in edge.sinks)
+               for edge in graph.edges) <= 1
 
 
 def _check_open_edge(graph: StreamGraph, edge):
@@ -219,10 +241,10 @@ def cyclic_kinds() -> tuple[str, ...]:
     return tuple(name for name, kind in fu_kinds().items() if kind.cyclic)
 
 
-def _successors(graph: StreamGraph) -> dict[str, list[str]]:
+def _successors(graph: StreamGraph, phase: int) -> dict[str, list[str]]:
     successors = {node.name: [] for node in graph.fu_nodes()}
     for edge in graph.edges:
-        if edge.source[0] in successors:
+        if edge.source[0] in successors and edge.phase == phase:
             for sink, port in edge.sinks:
                 if _starts_late(graph.nodes[sink], port):
                     continue
@@ -252,19 +274,69 @@ def _cycle_through(start: str, successors: dict[str, list[str]]) -> list[str] | 
 
 def check_cycles(graph: StreamGraph):
     """No FU waits, through streams, on its own output, unless every unit on the cycle is of a
-    kind in :func:`cyclic_kinds` (ordered-dataflow PEs, whose loops are the normal case)."""
-    successors = _successors(graph)
+    kind in :func:`cyclic_kinds` (ordered-dataflow PEs, whose loops are the normal case).
+
+    In a phased graph, each phase on its own: every wait of a unit or a switch is on its own phase
+    or an earlier one (:func:`check_phases` keeps every unit's micro-ops in phase order, the
+    router every switch's), so a cycle of waits cannot leave a phase."""
     allowed = cyclic_kinds()
+    for phase in graph.phases():
+        _check_cycles_in(graph, phase, allowed)
+
+
+def _check_cycles_in(graph: StreamGraph, phase: int, allowed):
+    successors = _successors(graph, phase)
     for node in graph.fu_nodes():
         if node.kind in allowed:
             continue
         cycle = _cycle_through(node.name, successors)
         if cycle is not None:
             kinds = ", ".join(f"{name} ({graph.nodes[name].kind})" for name in cycle[:-1])
-            raise ProgramError(f"cyclic wait between functional units: {' -> '.join(cycle)} [{kinds}]; "
+            raise ProgramError(f"cyclic wait between functional units{_in_phase(graph, phase)}: "
+                               f"{' -> '.join(cycle)} [{kinds}]; "
                                f"each waits for the tokens of the one before it, so the cycle "
                                f"deadlocks; break it (e.g. through a mem node in a later program). "
                                f"Only cycles made of {', '.join(allowed) or 'no'} nodes alone are allowed")
+
+
+def check_phases(graph: StreamGraph):
+    """The rules that let streams of different phases share ports, links and units
+    (docs/rsn-phases.md): every unit's micro-ops in phase order; a host node fed or drained in
+    several phases carries the sum of their counts; and a later phase's stream from an output an
+    earlier phase's stream left reaches at least that stream's sinks."""
+    for edge in graph.edges:
+        if isinstance(edge.phase, bool) or not isinstance(edge.phase, int) or edge.phase < 0:
+            raise ProgramError(f"stream {edge}: phase {edge.phase!r} must be an integer >= 0")
+    for node in graph.fu_nodes():
+        phases = node.phase_of_uops()
+        for index in range(1, len(phases)):
+            if phases[index] < phases[index - 1]:
+                raise ProgramError(
+                    f"node {node.name!r} ({node.kind}) micro-op {index} is in phase {phases[index]}, "
+                    f"after a micro-op of phase {phases[index - 1]}; a unit runs its micro-ops in order, "
+                    f"so the later phase would wait for the earlier one and the earlier for the later; "
+                    f"add each node's micro-ops in phase order")
+    for node in graph.host_nodes():
+        streams = [edge for edge in graph.edges if edge.source[0] == node.name
+                   or node.name in (sink for sink, _ in edge.sinks)]
+        if len(streams) > 1 and sum(edge.tokens or 0 for edge in streams) != node.tokens:
+            raise ProgramError(f"host node {node.name!r} has streams in several phases carrying "
+                               f"{' + '.join(str(edge.tokens) for edge in streams)} tokens, but declares "
+                               f"{node.tokens}; declare their sum")
+    by_source = {}
+    for edge in graph.edges:
+        by_source.setdefault(edge.source, []).append(edge)
+    for source, edges in by_source.items():
+        edges = sorted(edges, key=lambda edge: edge.phase)
+        for earlier, later in zip(edges, edges[1:], strict=False):
+            missing = [f"{name}.i{port}" for name, port in earlier.sinks if (name, port) not in later.sinks]
+            if missing:
+                raise ProgramError(
+                    f"streams {earlier} and {later} both leave {source[0]}.o{source[1]}, but the later "
+                    f"does not reach {', '.join(missing)}: at the source's switch both routes read one "
+                    f"input, and a later route that does not take every output of the earlier one could "
+                    f"issue while the earlier still carries tokens and take some of them; send the later "
+                    f"stream there too (multicast), or produce it on another unit")
 
 
 def check_program(spec: FabricSpec, graph: StreamGraph):
@@ -272,6 +344,7 @@ def check_program(spec: FabricSpec, graph: StreamGraph):
     check_ops(graph, spec)
     check_host_ports(spec, graph)
     check_pins(spec, graph)
+    check_phases(graph)
     check_tokens(graph)
     check_cycles(graph)
 
@@ -353,7 +426,7 @@ def _check_tree(spec: FabricSpec, graph: StreamGraph, placement, edge, hops) -> 
 
 def _expected_switch_uops(routes) -> dict:
     per_tile = {}
-    for route in routes:
+    for route in sorted(routes, key=lambda route: route.edge.phase):      # stable: program order
         for hop in route.hops:
             select = [isa.NO_INPUT] * isa.SWITCH_OUTPUTS
             for output in hop.outputs:
@@ -368,30 +441,46 @@ def _expected_switch_uops(routes) -> dict:
 
 def check_routing(spec: FabricSpec, graph: StreamGraph, routing):
     """Routes are trees from source to sinks over working links, each switch output (link, FU
-    input or host port) has one writer for the whole program, and micro-ops match the hops.
+    input or host port) has one writer per phase, and micro-ops match the hops.
 
-    Routes are held for the whole program (circuit switching), so every pair of routes overlaps
-    in time: "one writer per link per micro-op" means one stream per switch output overall.
+    Routes of one phase are held together (circuit switching), so every pair of them overlaps
+    in time: "one writer per link per micro-op" means one stream per switch output and phase.
+    Routes of different phases may share an output: its micro-ops issue in phase order, and a
+    route issues only once the output's earlier route has carried all its beats. They may share
+    an input only if the later route's outputs include all of the earlier's there: its issue then
+    waits until every output of the earlier route has ended, so it never sees the earlier
+    stream's tokens (docs/rsn-phases.md).
     """
     placement = routing.placement
     if len(routing.routes) != len(graph.edges):
         raise ProgramError(f"routing has {len(routing.routes)} routes for {len(graph.edges)} streams")
-    writers, readers = {}, {}
     for edge, route in zip(graph.edges, routing.routes, strict=True):
         if route.edge != edge:
             raise ProgramError(f"routes are not in program order: found {route.edge} where {edge} is")
+    writers, readers, latest = {}, {}, {}
+    for route in sorted(routing.routes, key=lambda route: route.edge.phase):
+        edge = route.edge
         _check_tree(spec, graph, placement, edge, route.hops)
         for hop in route.hops:
-            if (hop.tile, hop.input) in readers:
+            if (hop.tile, hop.input, edge.phase) in readers:
                 raise ProgramError(f"tile {hop.tile} switch input {hop.input} is read by streams "
-                                   f"{readers[hop.tile, hop.input]} and {edge}")
-            readers[hop.tile, hop.input] = edge
+                                   f"{readers[hop.tile, hop.input, edge.phase]} and {edge}")
+            readers[hop.tile, hop.input, edge.phase] = edge
+            before = latest.get((hop.tile, hop.input))
+            if before is not None and not set(before[1]) <= set(hop.outputs):
+                raise ProgramError(
+                    f"tile {hop.tile} switch input {hop.input} is read by stream {before[0]} (outputs "
+                    f"{list(before[1])}) and later by {edge} (outputs {list(hop.outputs)}); a later "
+                    f"route on a shared input must take every output of the earlier one, or it may "
+                    f"issue while the earlier route still carries tokens and take some of them")
+            latest[hop.tile, hop.input] = (edge, hop.outputs)
             for output in hop.outputs:
-                if (hop.tile, output) in writers:
+                if (hop.tile, output, edge.phase) in writers:
                     raise ProgramError(
                         f"tile {hop.tile} switch output {output} has two writers: streams "
-                        f"{writers[hop.tile, output]} and {edge}; one writer per link per micro-op")
-                writers[hop.tile, output] = edge
+                        f"{writers[hop.tile, output, edge.phase]} and {edge}; one writer per link per "
+                        f"micro-op")
+                writers[hop.tile, output, edge.phase] = edge
     expected = _expected_switch_uops(routing.routes)
     for tile in sorted(set(expected) | set(routing.switch_uops)):
         got, wanted = routing.switch_uops.get(tile, []), expected.get(tile, [])

@@ -6,6 +6,12 @@ is a stream from one node output port to one or more node input ports (several =
 the number of tokens it carries. Edge order is program order: place & route emits each tile's
 switch micro-ops in that order. See docs/rsn-architecture.md, "From programs to images".
 
+A graph may be a sequence of **phases** (:meth:`StreamGraph.next_phase`): every stream and every
+micro-op belongs to the phase that was current when it was added. Streams of different phases may
+use the same ports, links and units one after the other, because every switch output and every
+unit runs its micro-ops in phase order (docs/rsn-phases.md says why that makes the uses disjoint
+in time). A graph that never calls ``next_phase`` is a single-phase program, as before.
+
 This module checks only structure (names, kinds, port numbers, one stream per port). Whether the
 token counts and micro-ops make sense is for :mod:`rsn.checks`, which needs the fabric.
 """
@@ -38,6 +44,8 @@ class Node:
     """An FU operation (``uops``) or a host endpoint (``port``, ``tokens``).
 
     ``tile`` pins an FU node to a tile, e.g. a mem node whose bank holds preloaded data.
+    ``uop_phases`` is parallel to ``uops``: the phase of each micro-op (the unit runs them in
+    order, so the phases must not decrease; :mod:`rsn.checks` refuses a graph where they do).
     """
     name: str
     kind: str
@@ -45,6 +53,17 @@ class Node:
     port: str | None = None
     tokens: int = 0
     tile: tuple[int, int] | None = None
+    uop_phases: list[int] = field(default_factory=list)
+
+    def phase_of_uops(self) -> list[int]:
+        """The phase of each micro-op; micro-ops assigned to ``uops`` directly, without a phase,
+        join the phase of the one before them (phase 0 if none has one)."""
+        phases = list(self.uop_phases[:len(self.uops)])
+        return phases + [phases[-1] if phases else 0] * (len(self.uops) - len(phases))
+
+    def uops_in(self, phase: int) -> list:
+        """The micro-ops this node runs in ``phase``, in order."""
+        return [uop for uop, at in zip(self.uops, self.phase_of_uops(), strict=True) if at == phase]
 
     @property
     def n_in(self) -> int:
@@ -67,10 +86,12 @@ class Edge:
     source: tuple[str, int]
     sinks: list[tuple[str, int]]
     tokens: int | None
+    phase: int = 0
 
     def __str__(self) -> str:
         sinks = ", ".join(f"{name}.i{port}" for name, port in self.sinks)
-        return f"{self.source[0]}.o{self.source[1]} -> {sinks}"
+        shown = f" (phase {self.phase})" if self.phase else ""
+        return f"{self.source[0]}.o{self.source[1]} -> {sinks}{shown}"
 
 
 def _port_ref(ref, what: str) -> tuple[str, int]:
@@ -94,9 +115,38 @@ def _tile_ref(tile, name: str):
 
 @dataclass
 class StreamGraph:
-    """Nodes by name (in insertion order) and edges in program order."""
+    """Nodes by name (in insertion order), edges in program order, and the current phase (the
+    one new streams and micro-ops join)."""
     nodes: dict[str, Node] = field(default_factory=dict)
     edges: list[Edge] = field(default_factory=list)
+    phase: int = 0
+
+    def next_phase(self) -> int:
+        """Start the next phase: streams and micro-ops added from now on run after every earlier
+        phase's on each switch output and unit they share. Returns the new phase's number."""
+        self.phase += 1
+        return self.phase
+
+    def phases(self) -> list[int]:
+        """The phases that have streams, in order ([0] for a single-phase graph)."""
+        return sorted({edge.phase for edge in self.edges}) or [0]
+
+    @property
+    def phased(self) -> bool:
+        """More than one phase has streams: the rules of docs/rsn-phases.md apply."""
+        return len(self.phases()) > 1
+
+    def add_uops(self, name: str, uops) -> Node:
+        """Append ``uops`` to FU node ``name`` in the current phase (a unit reused by a later phase)."""
+        node = self.node(name)
+        if node.is_host:
+            raise GraphError(f"node {name!r} is a {node.kind} node, which has no micro-ops")
+        uops = list(uops)
+        if not all(isinstance(uop, dict) for uop in uops):
+            raise GraphError(f"node {name!r}: micro-ops must be dicts of {node.kind} fields")
+        node.uops += uops
+        node.uop_phases += [self.phase] * len(uops)
+        return node
 
     def add_node(self, name: str, kind: str, uops=(), *, port: str | None = None, tokens: int = 0,
                  tile=None) -> Node:
@@ -124,7 +174,7 @@ class StreamGraph:
         elif port is not None or tokens:
             raise GraphError(f"node {name!r}: port= and tokens= are for host nodes; a {kind} node's "
                              f"token counts follow from its micro-ops")
-        node = Node(name, kind, uops, port, tokens, tile)
+        node = Node(name, kind, uops, port, tokens, tile, [self.phase] * len(uops))
         self.nodes[name] = node
         return node
 
@@ -147,7 +197,7 @@ class StreamGraph:
         ``tokens=None`` makes an open stream (see :class:`Edge`).
 
         A ref is a node name (port 0) or a (name, port) pair. Each output port drives one stream
-        (fan out with several sinks instead) and each input port reads one stream.
+        (fan out with several sinks instead) and each input port reads one stream, per phase.
         """
         source = _port_ref(source, "source")
         sinks = [_port_ref(sink, "sink") for sink in
@@ -162,16 +212,16 @@ class StreamGraph:
         if tokens is not None and (isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 1):
             raise GraphError(f"stream from {source[0]}.o{source[1]}: tokens={tokens!r} must be an "
                              f"integer >= 1, or None for an open stream")
-        taken = self.edge_from(*source)
+        taken = self.edge_from(*source, phase=self.phase)
         if taken is not None:
             raise GraphError(f"output {source[0]}.o{source[1]} already drives {taken}; add the new "
                              f"sinks to that stream (multicast) instead of a second stream")
         for sink in sinks:
-            feeder = self.edge_into(*sink)
+            feeder = self.edge_into(*sink, phase=self.phase)
             if feeder is not None:
                 raise GraphError(f"input {sink[0]}.i{sink[1]} is already fed by {feeder}; an input "
-                                 f"port reads exactly one stream")
-        edge = Edge(source, sinks, tokens)
+                                 f"port reads exactly one stream (per phase)")
+        edge = Edge(source, sinks, tokens, self.phase)
         self.edges.append(edge)
         return edge
 
@@ -184,13 +234,15 @@ class StreamGraph:
             allowed = f"{what}s 0..{count - 1}" if count else f"no {what}s"
             raise GraphError(f"node {name!r} ({node.kind}) has no {what} port {port}; it has {allowed}")
 
-    def edge_from(self, name: str, port: int = 0) -> Edge | None:
-        """The stream that output ``port`` of ``name`` drives, if any."""
-        return next((edge for edge in self.edges if edge.source == (name, port)), None)
+    def edge_from(self, name: str, port: int = 0, phase: int | None = None) -> Edge | None:
+        """The stream that output ``port`` of ``name`` drives (in ``phase``, or its first), if any."""
+        return next((edge for edge in self.edges if edge.source == (name, port)
+                     and phase in (None, edge.phase)), None)
 
-    def edge_into(self, name: str, port: int = 0) -> Edge | None:
-        """The stream that input ``port`` of ``name`` reads, if any."""
-        return next((edge for edge in self.edges if (name, port) in edge.sinks), None)
+    def edge_into(self, name: str, port: int = 0, phase: int | None = None) -> Edge | None:
+        """The stream that input ``port`` of ``name`` reads (in ``phase``, or its first), if any."""
+        return next((edge for edge in self.edges if (name, port) in edge.sinks
+                     and phase in (None, edge.phase)), None)
 
     def fu_nodes(self) -> list[Node]:
         return [node for node in self.nodes.values() if not node.is_host]

@@ -110,9 +110,15 @@ def host_inputs_declared(graph: StreamGraph) -> dict[str, HostInput]:
     declared = {}
     for node in graph.host_nodes():
         if node.kind == "host_in":
-            edge = graph.edge_from(node.name, 0)
-            declared[node.port] = HostInput(node.port, node.name, node.tokens, f"node {node.name!r}") \
-                if edge is None else HostInput(node.port, node.name, edge.tokens, f"stream {edge}")
+            # One stream per phase may leave a host input; the host sends them all, in phase order.
+            edges = [edge for edge in graph.edges if edge.source == (node.name, 0)]
+            if not edges:
+                declared[node.port] = HostInput(node.port, node.name, node.tokens, f"node {node.name!r}")
+            elif len(edges) == 1:
+                declared[node.port] = HostInput(node.port, node.name, edges[0].tokens, f"stream {edges[0]}")
+            else:
+                declared[node.port] = HostInput(node.port, node.name, sum(edge.tokens or 0 for edge in edges),
+                                                f"the sum of its streams {'; '.join(map(str, edges))}")
     return declared
 
 

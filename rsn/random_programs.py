@@ -10,7 +10,7 @@ import random
 from rsn.graph import StreamGraph
 from rsn.program import Program
 
-__all__ = ["random_program", "SHAPES"]
+__all__ = ["random_program", "random_phased_program", "SHAPES"]
 
 MEM_DEPTH = 1024
 
@@ -151,4 +151,94 @@ def random_program(seed: int, shape: str | None = None) -> Program:
     graph = StreamGraph()
     program = Program(name=f"{shape}-{seed}", graph=graph, description=f"random {shape} program")
     SHAPES[shape](rng, graph, program)
+    return program
+
+
+# Random phased programs: the same units and links serve several phases one after the other.
+# Every unit output keeps the sinks it had in its first phase (the rule of docs/rsn-phases.md),
+# so the wiring is drawn once, lazily: each source (a mem bank or the host input) enters the
+# network at one unit, the middle alus feed the tail alu, the tail feeds the host. Each phase
+# then runs one path from a source (a mem READ of random addresses, the host, or a DOT2 of two
+# banks on the mac) through its entry to the host, with its own counts and ALU settings.
+
+_PHASED_SOURCES = ("m0", "m1", "m2", "host")
+_PHASED_ENTRIES = ("mid0", "mid1", "tail")
+
+
+def _phase_path(rng, graph, program, entries, host_tokens):
+    """Add one phase's path and return its token count at the tail."""
+    dot_banks = [name for name in ("m0", "m1", "m2")
+                 if entries.get(name) in (None, ("mac", 0), ("mac", 1))]
+    free_ports = {0, 1} - {entries[name][1] for name in dot_banks if entries.get(name)}
+    if len(dot_banks) >= 2 and rng.random() < 0.3 and \
+            all(entries.get(name) is not None or free_ports for name in dot_banks[:2]):
+        first, second = sorted(dot_banks[:2], key=lambda name: entries.get(name) is None)
+        if entries.get(first) is None:
+            entries[first] = ("mac", free_ports.pop())
+        if entries.get(second) is None:
+            entries[second] = ("mac", ({0, 1} - {entries[first][1]}).pop())
+        if entries[first][1] != entries[second][1]:
+            length, rows = rng.randint(1, 8), rng.randint(1, 4)
+            for name in (first, second):
+                read, addresses = _contiguous_read(rng, length * rows)
+                graph.add_uops(name, [read])
+                program.memories[name].update(_words(rng, addresses))
+                graph.connect(name, entries[name], length * rows)
+            graph.add_uops("mac", [{"mode": "DOT2", "precision": rng.choice(["INT8", "INT32"]),
+                                    "length": length, "rows": rows}])
+            graph.connect("mac", "tail", rows)
+            return rows
+    source = rng.choice([name for name in _PHASED_SOURCES
+                         if entries.get(name) is None or entries[name][0] != "mac"])
+    if entries.get(source) is None:
+        entries[source] = (rng.choice(_PHASED_ENTRIES), 0)
+    entry = entries[source][0]
+    if source == "host":
+        tokens = rng.randint(1, 24)
+        host_tokens.extend(rng.getrandbits(32) for _ in range(tokens))
+    else:
+        read, addresses = _affine_read(rng, tokens_max=32)
+        tokens = len(addresses)
+        graph.add_uops(source, [read])
+        program.memories[source].update(_words(rng, addresses))
+    graph.connect(source, entry, tokens)
+    if entry != "tail":
+        graph.add_uops(entry, [_alu(rng, tokens)])
+        graph.connect(entry, "tail", tokens)
+    return tokens
+
+
+def random_phased_program(seed: int, phases: int | None = None) -> Program:
+    """A random program of 2..4 phases (or ``phases``) that reuse units and links, fully
+    determined by ``seed``; its host output is every phase's result in phase order."""
+    rng = random.Random(seed)
+    phases = phases or rng.randint(2, 4)
+    graph = StreamGraph()
+    program = Program(name=f"phased-{seed}", graph=graph, description=f"random {phases}-phase program")
+    for name in ("m0", "m1", "m2"):
+        graph.add_node(name, "mem")
+        program.memories[name] = {}
+    for name in ("mid0", "mid1", "tail"):
+        graph.add_node(name, "alu")
+    graph.add_node("mac", "mac")
+    host = graph.add_host_in("host", "in0", 1)          # counts set once every phase is drawn
+    result = graph.add_host_out("result", "out0", 1)
+    entries, host_tokens, total = {}, [], 0
+    for phase in range(phases):
+        if phase:
+            graph.next_phase()
+        tokens = _phase_path(rng, graph, program, entries, host_tokens)
+        graph.add_uops("tail", [_alu(rng, tokens)])
+        graph.connect("tail", "result", tokens)
+        total += tokens
+    result.tokens = total
+    if host_tokens:
+        host.tokens = len(host_tokens)
+        program.host_inputs["in0"] = host_tokens
+    unused = [name for name, node in graph.nodes.items()
+              if (not node.is_host and not node.uops) or (node is host and not host_tokens)]
+    for name in unused:
+        del graph.nodes[name]
+    for name in [name for name in program.memories if name not in graph.nodes]:
+        del program.memories[name]
     return program

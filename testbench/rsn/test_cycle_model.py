@@ -2,7 +2,8 @@
 
 Fast checks of the closed forms come first. Then one Verilator simulation of the default fabric
 runs, with no host stalls: pinned mem -> alu -> host paths whose streams cross 1 to 5 switches,
-the MLP, a program whose dispatch blocks and replays, and random programs. The per-cycle
+the MLP, a program whose dispatch blocks and replays, and random programs (single-phase and
+phased). The per-cycle
 handshake trace of the run gives the cycle of every ``ctrl`` word and every host output token,
 so first-token latencies are measured on the RTL and compared with the model exactly.
 """
@@ -32,10 +33,12 @@ from rsn.graph import StreamGraph
 from rsn.image import split_packets
 from rsn.isa import Opcode
 from rsn.program import Program, compile_program, load_program
-from rsn.random_programs import random_program
+from rsn.random_programs import random_phased_program, random_program
+from rsn.route import RouteError
 
 MLP = REPOSITORY / "examples" / "mlp.py"
 RANDOM_PROGRAMS = 12
+PHASED_PROGRAMS = 6         # programs whose phases share links and units
 TOLERANCE = 0.05            # whole-program cycles: model vs RTL counter
 PATH_TOKENS = 8
 # (mem tile, alu tile, host output port): mem -> alu crosses 3 to 5 switches, alu -> host 1 to 3.
@@ -218,6 +221,17 @@ def _whole_program_failures(compiled, rtl: TimedRun) -> tuple[float, list[str]]:
     return error, []
 
 
+def _phased(rng, spec) -> list:
+    """Random phased programs that the router places (it refuses a few of those drawn)."""
+    compiled = []
+    while len(compiled) < PHASED_PROGRAMS:
+        try:
+            compiled.append(compile_program(random_phased_program(rng.getrandbits(32)), spec))
+        except RouteError:
+            pass
+    return compiled
+
+
 @pytest.mark.verilator
 @pytest.mark.long(0)
 def test_cycle_model_against_rtl():
@@ -229,7 +243,7 @@ def test_cycle_model_against_rtl():
     print(f"base seed {base}: random program seeds {seeds}")
     paths = _compiled_paths()
     programs = [load_program(MLP), _repeating_program()] + [random_program(seed) for seed in seeds]
-    whole = [compile_program(program, spec) for program in programs]
+    whole = [compile_program(program, spec) for program in programs] + _phased(rng, spec)
     results = run_with_timing(paths + whole, case="cycle-model")
     failures = []
     for compiled, rtl in zip(paths, results, strict=False):

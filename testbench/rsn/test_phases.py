@@ -1,0 +1,421 @@
+"""Programs in phases: streams of different phases share links, FU inputs and units.
+
+The phased programs run on the golden model against references written here (plain Python ALU
+arithmetic), and on the Verilated default fabric against the golden model: the hand-written ones
+and at least 50 random phased programs in one simulation, each under a random stall profile.
+"""
+
+import random
+
+import pytest
+
+from rivulet.sim.fabric_run import run_many_on_rtl
+from rivulet.sim.seeds import seeds_for
+from rivulet.sim.streams import PROFILES
+from rsn.checks import ProgramError, check_program, check_routing
+from rsn.fabric_spec import default_fabric, parse_fabric
+from rsn.graph import StreamGraph
+from rsn.model import FabricModel
+from rsn.place import place
+from rsn.program import Program, compile_program
+from rsn.random_programs import random_phased_program
+from rsn.route import EdgeRoute, Hop, RouteError, Routing, place_and_route, switch_uops
+
+RANDOM_PHASED_PROGRAMS = 50
+
+
+def _alu_reference(x: int, relu: int, shift: int, clip: int, lo: int, hi: int) -> int:
+    """docs/rsn-architecture.md's alu on one 32-bit word, written out independently."""
+    y = x - (1 << 32) if x >= 1 << 31 else x
+    if relu:
+        y = max(y, 0)
+    y >>= shift
+    if clip:
+        y = hi if lo > hi else min(max(y, lo), hi)
+    return y & 0xFFFF_FFFF
+
+
+def _alu(beats, **settings):
+    return {"beats": beats, "relu": 0, "shift": 0, "clip": 0, "lo": 0, "hi": 0, **settings}
+
+
+def _model(compiled):
+    return FabricModel(compiled.spec).run(compiled.image, compiled.program.host_inputs)
+
+
+def reused_alu_program(seed: int = 1) -> Program:
+    """Phase 0: host -> alu -> host; phase 1: a bank -> the same alu (other settings) -> host.
+    The alu, its FU input (fed by two streams) and the route to out0 serve both phases."""
+    rng = random.Random(seed)
+    first, second = rng.randint(1, 20), rng.randint(1, 20)
+    settings = [{"relu": 1, "shift": 3}, {"clip": 1, "lo": -50, "hi": 900, "shift": 1}]
+    graph = StreamGraph()
+    graph.add_host_in("x", "in0", first)
+    graph.add_host_out("y", "out0", first + second)
+    graph.add_node("scale", "alu", [_alu(first, **settings[0])])
+    graph.add_node("bank", "mem")
+    graph.connect("x", "scale", first)
+    graph.connect("scale", "y", first)
+    graph.next_phase()
+    graph.add_uops("bank", [{"start": 100, "stride": 1, "offset": 0, "count_i": second, "count_j": 1}])
+    graph.add_uops("scale", [_alu(second, **settings[1])])
+    graph.connect("bank", "scale", second)
+    graph.connect("scale", "y", second)
+    host = [rng.getrandbits(32) for _ in range(first)]
+    words = [rng.getrandbits(32) for _ in range(second)]
+    expected = [_alu_reference(x, **_settings(settings[0])) for x in host] + \
+        [_alu_reference(x, **_settings(settings[1])) for x in words]
+    return Program(name="reused-alu", graph=graph, host_inputs={"in0": host},
+                   memories={"bank": {100 + k: word for k, word in enumerate(words)}},
+                   expected={"out0": expected})
+
+
+def _settings(given: dict) -> dict:
+    return {"relu": 0, "shift": 0, "clip": 0, "lo": 0, "hi": 0, **given}
+
+
+def relay_program(seed: int = 2) -> Program:
+    """Phase 0: host -> alu a -> bank WRITE; phase 1: bank READ -> alu b -> host. The bank
+    carries the data from one phase to the next; its WRITE ends before its READ starts."""
+    rng = random.Random(seed)
+    tokens = rng.randint(4, 30)
+    first, second = {"relu": 1, "shift": 2}, {"clip": 1, "lo": -7, "hi": 4000}
+    span = {"start": 37, "stride": 3, "offset": 0, "count_i": tokens, "count_j": 1}
+    graph = StreamGraph()
+    graph.add_host_in("x", "in1", tokens)
+    graph.add_node("a", "alu", [_alu(tokens, **first)])
+    graph.add_node("bank", "mem", [{"write": 1, **span}])
+    graph.connect("x", "a", tokens)
+    graph.connect("a", "bank", tokens)
+    graph.next_phase()
+    graph.add_uops("bank", [{"write": 0, **span}])
+    graph.add_node("b", "alu", [_alu(tokens, **second)])
+    graph.add_host_out("y", "out1", tokens)
+    graph.connect("bank", "b", tokens)
+    graph.connect("b", "y", tokens)
+    host = [rng.getrandbits(32) for _ in range(tokens)]
+    expected = [_alu_reference(_alu_reference(x, **_settings(first)), **_settings(second)) for x in host]
+    return Program(name="relay", graph=graph, host_inputs={"in1": host}, expected={"out1": expected})
+
+
+def ping_pong_program(seed: int = 3) -> Program:
+    """The bank feeds the alu in phase 0 and the alu feeds the bank in phase 1: a cycle in the
+    graph, but not in time (each phase's streams point one way)."""
+    rng = random.Random(seed)
+    span = {"start": 500, "stride": -2, "offset": 0, "count_i": 8, "count_j": 1}
+    graph = StreamGraph()
+    graph.add_node("bank", "mem", [{"write": 0, **span}])
+    graph.add_node("b", "alu", [_alu(8, shift=1)])
+    graph.add_host_out("y", "out0", 16)
+    graph.connect("bank", "b", 8)
+    graph.connect("b", "y", 8)
+    graph.next_phase()
+    graph.add_host_in("x", "in0", 8)
+    graph.add_uops("b", [_alu(8, relu=1)])
+    graph.add_uops("bank", [{"write": 1, **span}])
+    graph.connect("x", "b", 8)
+    graph.connect("b", ["y", "bank"], 8)
+    words = [rng.getrandbits(32) for _ in range(8)]
+    host = [rng.getrandbits(32) for _ in range(8)]
+    expected = [_alu_reference(w, **_settings({"shift": 1})) for w in words] + \
+        [_alu_reference(x, **_settings({"relu": 1})) for x in host]
+    return Program(name="ping-pong", graph=graph, host_inputs={"in0": host},
+                   memories={"bank": {500 - 2 * k: word for k, word in enumerate(words)}},
+                   expected={"out0": expected})
+
+
+def test_a_reused_alu_serves_both_phases_on_the_model():
+    program = reused_alu_program()
+    compiled = compile_program(program, default_fabric())
+    result = _model(compiled)
+    assert result.done
+    assert result.outputs["out0"] == program.expected["out0"]
+
+
+def test_a_bank_relays_data_between_phases_on_the_model():
+    program = relay_program()
+    result = _model(compile_program(program, default_fabric()))
+    assert result.outputs["out1"] == program.expected["out1"]
+
+
+def test_units_that_feed_each_other_in_different_phases_run():
+    """A graph cycle across phases is no wait cycle: each phase's waits point one way."""
+    program = ping_pong_program()
+    result = _model(compile_program(program, default_fabric()))
+    assert result.outputs["out0"] == program.expected["out0"]
+
+
+def test_streams_of_different_phases_share_links_and_switch_outputs():
+    """The reused alu's input and the route to out0 carry a stream of each phase, and the switch
+    micro-ops at each shared output come in phase order."""
+    compiled = compile_program(reused_alu_program(), default_fabric())
+    routes = compiled.routing.routes
+    by_phase = {}
+    for route in routes:
+        for hop in route.hops:
+            for output in hop.outputs:
+                by_phase.setdefault((hop.tile, output), set()).add(route.edge.phase)
+    assert any(phases == {0, 1} for phases in by_phase.values())
+    scale = compiled.routing.placement.tiles["scale"]
+    beats = [uop["beats"] for uop in compiled.routing.switch_uops[scale] if uop["enable"] & (1 << 4)]
+    first, second = (edge.tokens for edge in compiled.program.graph.edges if edge.sinks == [("scale", 0)])
+    assert beats == [first, second]
+
+
+def _line(graph_of):
+    """A 1x2 fabric, two host inputs on the west tile and two outputs on the east tile: every
+    stream between them takes the one link (0, 0) -> E."""
+    spec = parse_fabric({"rows": 1, "cols": 2, "tiles": ["alu alu"], "host_ports": [
+        {"name": "in0", "tile": [0, 0], "side": "W", "direction": "in"},
+        {"name": "in1", "tile": [0, 0], "side": "N", "direction": "in"},
+        {"name": "out0", "tile": [0, 1], "side": "E", "direction": "out"},
+        {"name": "out1", "tile": [0, 1], "side": "N", "direction": "out"}]}, "test line")
+    graph = StreamGraph()
+    graph_of(graph)
+    return spec, graph
+
+
+def _merge(graph):
+    """in0 to out0 in phase 0, in1 to out0 in phase 1."""
+    graph.add_host_out("y", "out0", 8)
+    for index in (0, 1):
+        if index:
+            graph.next_phase()
+        graph.add_host_in(f"x{index}", f"in{index}", 4)
+        graph.connect(f"x{index}", "y", 4)
+
+
+def _crossing():
+    def build(graph):
+        """in0 to out0 in phase 0 and in1 to out1 in phase 1."""
+        for index in (0, 1):
+            if index:
+                graph.next_phase()
+            graph.add_host_in(f"x{index}", f"in{index}", 4)
+            graph.add_host_out(f"y{index}", f"out{index}", 4)
+            graph.connect(f"x{index}", f"y{index}", 4)
+    return build
+
+
+def test_two_phases_share_the_only_link():
+    spec, graph = _line(_merge)
+    routing = place_and_route(spec, graph)
+    assert routing.routes[0].links == routing.routes[1].links == [((0, 0), 1)]
+    program = Program("line", graph, host_inputs={"in0": [1, 2, 3, 4], "in1": [5, 6, 7, 8]})
+    result = _model(compile_program(program, spec))
+    assert result.outputs["out0"] == [1, 2, 3, 4, 5, 6, 7, 8]
+
+
+def test_streams_of_one_phase_sharing_a_link_are_refused_with_names():
+    def build(graph):
+        """Both crossing streams in phase 0, then in0 to out0 again in phase 1."""
+        for index in (0, 1):
+            graph.add_host_in(f"x{index}", f"in{index}", 8 if index == 0 else 4)
+            graph.add_host_out(f"y{index}", f"out{index}", 8 if index == 0 else 4)
+            graph.connect(f"x{index}", f"y{index}", 4)
+        graph.next_phase()
+        graph.connect("x0", "y0", 4)
+    spec, graph = _line(build)
+    with pytest.raises(RouteError, match=r"(?s)without sharing a link .* one stream per phase.*"
+                                         r"tile \(0, 0\) output E \(to \(0, 1\)\) is wanted by 2 "
+                                         r"streams: x0.o0 -> y0.i0; x1.o0 -> y1.i0"):
+        place_and_route(spec, graph)
+
+
+def test_a_later_stream_that_would_leave_a_shared_link_elsewhere_is_refused():
+    """Phase 1 would enter the east tile by the input phase 0 came in by, and leave by another
+    output: its route could issue while phase 0's tokens still pass and take some of them."""
+    spec, graph = _line(_crossing())
+    with pytest.raises(RouteError, match=r"stream x1.o0 -> y1.i0 \(phase 1\): no path from tile \(0, 0\) "
+                                         r"to tile \(0, 1\) .* and the links \[\(\(0, 0\), 1\)\] that "
+                                         r"earlier phases' routes make it avoid"):
+        place_and_route(spec, graph)
+
+
+def test_a_unit_whose_phases_go_backwards_is_refused():
+    graph = StreamGraph()
+    graph.add_host_in("x", "in0", 4)
+    graph.add_host_out("y", "out0", 4)
+    graph.add_node("a", "alu", [_alu(4)])
+    graph.connect("x", "a", 4)
+    graph.connect("a", "y", 4)
+    graph.nodes["a"].uop_phases = [1]
+    graph.edges[0].phase = graph.edges[1].phase = 1
+    graph.next_phase()
+    graph.add_uops("a", [_alu(4)])
+    graph.nodes["a"].uop_phases = [1, 0]
+    with pytest.raises(ProgramError, match=r"node 'a' \(alu\) micro-op 1 is in phase 0, after a micro-op "
+                                           r"of phase 1"):
+        check_program(default_fabric(), graph)
+
+
+def test_a_later_stream_that_leaves_an_earlier_sink_out_is_refused():
+    graph = StreamGraph()
+    graph.add_host_in("x", "in0", 8)
+    graph.add_node("a", "alu", [_alu(4)])
+    graph.add_node("b", "alu", [_alu(4)])
+    graph.add_host_out("y", "out0", 4)
+    graph.add_host_out("z", "out1", 4)
+    graph.connect("x", "a", 4)
+    graph.connect("a", "b", 4)
+    graph.connect("b", "y", 4)
+    graph.next_phase()
+    graph.add_uops("a", [_alu(4)])
+    graph.connect("x", "a", 4)
+    graph.connect("a", "z", 4)
+    with pytest.raises(ProgramError, match=r"streams a.o0 -> b.i0 and a.o0 -> z.i0 \(phase 1\) both leave "
+                                           r"a.o0, but the later does not reach b.i0"):
+        check_program(default_fabric(), graph)
+
+
+def test_counts_are_checked_per_phase():
+    graph = StreamGraph()
+    graph.add_host_in("x", "in0", 11)
+    graph.add_host_out("y", "out0", 12)
+    graph.add_node("a", "alu", [_alu(4)])
+    graph.connect("x", "a", 4)
+    graph.connect("a", "y", 4)
+    graph.next_phase()
+    graph.add_uops("a", [_alu(8)])
+    graph.connect("x", "a", 7)
+    graph.connect("a", "y", 8)
+    with pytest.raises(ProgramError, match=r"stream x.o0 -> a.i0 \(phase 1\) carries 7 tokens but node 'a' "
+                                           r"\(alu\) consumes 8 on a.i0 in phase 1"):
+        check_program(default_fabric(), graph)
+
+
+def test_a_host_node_declares_the_sum_of_its_phases():
+    graph = StreamGraph()
+    graph.add_host_in("x", "in0", 9)
+    graph.add_host_out("y", "out0", 12)
+    graph.add_node("a", "alu", [_alu(4)])
+    graph.connect("x", "a", 4)
+    graph.connect("a", "y", 4)
+    graph.next_phase()
+    graph.add_uops("a", [_alu(8)])
+    graph.connect("x", "a", 8)
+    graph.connect("a", "y", 8)
+    with pytest.raises(ProgramError, match=r"host node 'x' has streams in several phases carrying 4 \+ 8 "
+                                           r"tokens, but declares 9; declare their sum"):
+        check_program(default_fabric(), graph)
+
+
+def test_a_wait_cycle_within_a_phase_is_refused_naming_it():
+    graph = StreamGraph()
+    graph.add_host_in("x", "in0", 4)
+    graph.add_node("a", "alu", [_alu(4)])
+    graph.add_host_out("y", "out0", 8)
+    graph.connect("x", "a", 4)
+    graph.connect("a", "y", 4)
+    graph.next_phase()
+    graph.add_uops("a", [_alu(4)])
+    graph.add_node("b", "alu", [_alu(4)])
+    graph.connect("b", "a", 4)
+    graph.connect("a", ["y", "b"], 4)
+    with pytest.raises(ProgramError, match=r"cyclic wait between functional units in phase 1: a -> b -> a"):
+        check_program(default_fabric(), graph)
+
+
+def test_the_routing_check_refuses_a_later_route_that_drops_an_output():
+    """A hand-made routing of the crossing streams (which the router refuses): phase 1 enters the
+    east tile by the input phase 0 used and leaves by another output. Each route is a sound
+    tree, but the later could issue early and take phase-0 tokens, so the check refuses it."""
+    spec, graph = _line(_crossing())
+    placement = place(spec, graph)
+    west, east = 3, 1               # switch ports: W = 3, E = 1, N = 0
+    routes = [EdgeRoute(graph.edges[0], [Hop((0, 0), west, (east,)), Hop((0, 1), west, (east,))],
+                        [((0, 0), east)]),
+              EdgeRoute(graph.edges[1], [Hop((0, 0), 0, (east,)), Hop((0, 1), west, (0,))],
+                        [((0, 0), east)])]
+    routing = Routing(placement, routes, switch_uops(routes), {}, 1)
+    with pytest.raises(ProgramError, match=r"tile \(0, 1\) switch input 3 is read by stream x0.o0 -> y0.i0 "
+                                           r"\(outputs \[1\]\) and later by x1.o0 -> y1.i0 \(phase 1\) "
+                                           r"\(outputs \[0\]\); a later route on a shared input must take "
+                                           r"every output of the earlier one"):
+        check_routing(spec, graph, routing)
+
+
+def test_a_single_phase_graph_routes_as_before():
+    """A graph that never starts a phase is the old model: its streams' phases are all 0 and
+    the micro-ops come in program order (the rest of the suite checks the images themselves)."""
+    graph = StreamGraph()
+    graph.add_host_in("x", "in0", 4)
+    graph.add_host_out("y", "out0", 4)
+    graph.add_node("a", "alu", [_alu(4)])
+    graph.connect("x", "a", 4)
+    graph.connect("a", "y", 4)
+    assert not graph.phased and graph.phases() == [0]
+    assert str(graph.edges[0]) == "x.o0 -> a.i0"
+
+
+def _random_phased(rng, spec, wanted):
+    """``wanted`` random phased programs that compile, and how many drawn the router refused."""
+    programs, refused = [], 0
+    while len(programs) < wanted:
+        program = random_phased_program(rng.getrandbits(32))
+        try:
+            programs.append(compile_program(program, spec))
+        except RouteError:
+            refused += 1
+    return programs, refused
+
+
+def test_random_phased_programs_reuse_links_on_the_model():
+    (base,) = seeds_for("phases:model", count=1)
+    rng = random.Random(base)
+    compiled, refused = _random_phased(rng, default_fabric(), 30)
+    print(f"base seed {base}: {refused} refused by the router")
+    reused = 0
+    for each in compiled:
+        result = _model(each)
+        assert result.done, each.program.name
+        assert len(result.outputs["out0"]) == each.program.graph.nodes["result"].tokens
+        links = [link for route in each.routing.routes for link in route.links]
+        reused += len(links) != len(set(links))
+    assert reused >= len(compiled) // 2, f"only {reused} of {len(compiled)} programs reuse a link"
+    assert refused <= len(compiled) // 2
+
+
+@pytest.mark.verilator
+def test_phased_programs_rtl_equals_golden_model():
+    """The hand-written phased programs and 50 random ones, one simulation, random stalls."""
+    (base,) = seeds_for("phases:rtl", count=1)
+    rng = random.Random(base)
+    spec = default_fabric()
+    fixed = [compile_program(program, spec) for program in (reused_alu_program(), relay_program(),
+                                                            ping_pong_program())]
+    drawn, refused = _random_phased(rng, spec, RANDOM_PHASED_PROGRAMS)
+    compiled = fixed + drawn
+    profiles = [rng.choice(list(PROFILES)) for _ in compiled]
+    seeds = [rng.getrandbits(32) for _ in compiled]
+    print(f"base seed {base} ({refused} refused by the router): "
+          + ", ".join(each.program.name for each in compiled))
+    results = run_many_on_rtl(compiled, profiles=profiles, seeds=seeds, case="fabric-phases")
+    for each, rtl, profile in zip(compiled, results, profiles, strict=True):
+        model = _model(each)
+        what = f"{each.program.name} ({profile})"
+        for port, tokens in model.outputs.items():
+            assert rtl.outputs.get(port, []) == tokens, f"{what}: host port {port}"
+            if each.program.expected and port in each.program.expected:
+                assert tokens == each.program.expected[port], f"{what}: reference, port {port}"
+        for tile, firings in rtl.firings.items():
+            assert firings == model.firings[tile], f"{what}: firings of tile {tile}"
+            assert rtl.link_beats[tile] == model.link_beats[tile], f"{what}: link beats of tile {tile}"
+
+
+def test_a_host_input_of_several_phases_is_checked_against_their_sum():
+    spec, graph = _line(_merge)
+    program = Program("line", graph, host_inputs={"in0": [1, 2, 3, 4], "in1": [5, 6, 7]})
+    short = r"host input 'in1' \(node 'x1'\) is short: the host gives "
+    with pytest.raises(ProgramError, match=short + r"3 tokens, but stream x1.o0 -> y.i0 \(phase 1\) "
+                                                   r"declares 4"):
+        compile_program(program, spec)
+    graph.next_phase()
+    graph.connect("x1", "y", 2)
+    graph.nodes["x1"].tokens, graph.nodes["y"].tokens = 6, 10
+    program = Program("line", graph, host_inputs={"in0": [1, 2, 3, 4], "in1": [5, 6, 7, 8, 9]})
+    with pytest.raises(ProgramError, match=short + r"5 tokens, but the sum of its streams x1.o0 -> y.i0 "
+                                           r"\(phase 1\); x1.o0 -> y.i0 \(phase 2\) declares 6"):
+        compile_program(program, spec)
+    program.host_inputs["in1"].append(10)
+    assert _model(compile_program(program, spec)).outputs["out0"] == list(range(1, 11))
