@@ -3,7 +3,7 @@ front joined by a line and its best points ringed. PNG for the README, SVG for p
 
 from pathlib import Path
 
-from .results import pareto_front
+from .pareto import pareto_front
 
 __all__ = ["plotting_available", "draw_pareto_plots"]
 

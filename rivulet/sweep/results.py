@@ -15,9 +15,10 @@ from pathlib import Path
 
 from rivulet.files import write_atomically
 
+from .pareto import pareto_front
 from .spec import Point, toml_text
 
-__all__ = ["result_rows", "write_tables", "pareto_front", "pareto_sets", "RUN_COLUMNS"]
+__all__ = ["result_rows", "write_tables", "pareto_sets", "RUN_COLUMNS"]
 
 _FIGURES = ("cycles", "firings", "link_beats", "stalls", "tiles_used", "cases", "lut", "ff", "bram", "dsp",
             "fmax_mhz", "target_mhz", "meets_timing", "verilog_lines", "board", "bitstream")
@@ -62,21 +63,6 @@ def _csv(rows: list[dict]) -> str:
     writer.writeheader()
     writer.writerows(rows)
     return buffer.getvalue()
-
-
-def pareto_front(points: list[tuple[float, float]], senses: tuple[str, str]) -> list[int]:
-    """Indices of the points no other point beats on both axes (``senses``: "min" or "max" per
-    axis); of equal points the first."""
-    def better_or_equal(a, b):
-        return all((x <= y) if sense == "min" else (x >= y) for x, y, sense in zip(a, b, senses, strict=True))
-
-    front = []
-    for i, point in enumerate(points):
-        dominated = any(better_or_equal(other, point) and (other != point or j < i)
-                        for j, other in enumerate(points) if j != i)
-        if not dominated:
-            front.append(i)
-    return front
 
 
 def pareto_sets(rows: list[dict]) -> dict:

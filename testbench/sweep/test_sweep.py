@@ -23,7 +23,8 @@ from rivulet.cli import main
 from rivulet.extras import ExtraMissing, require_extra
 from rivulet.sim.seeds import base_seed
 from rivulet.sweep import SweepError, load_sweep, run_sweep
-from rivulet.sweep.results import RUN_COLUMNS, pareto_front
+from rivulet.sweep.pareto import pareto_front
+from rivulet.sweep.results import RUN_COLUMNS
 
 HERE = Path(__file__).resolve().parent
 PROGRAMS = HERE / "programs"
