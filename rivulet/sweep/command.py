@@ -113,7 +113,8 @@ def run_sweep(spec_or_path, *, executor: str = "pool", workers: int | None = Non
         results[index[id(job)]] = result
         point = " ".join(f"{axis}={value}" for axis, value in job.point.items())
         where = "cached" if result["cached"] else f"{result['seconds']:.1f} s"
-        line = (f"[{len(results)}/{len(jobs)}] {job.kind:<8} {point} {job.program}: "
+        progress = _progress(time.monotonic() - started, len(results), len(jobs))
+        line = (f"[{len(results)}/{len(jobs)} {progress}] {job.kind:<8} {point} {job.program}: "
                 f"{result['status']} ({where})")
         if result["status"] != "passed":
             line += f": {result.get('error')} (log: {result['log']})"
@@ -131,6 +132,16 @@ def run_sweep(spec_or_path, *, executor: str = "pool", workers: int | None = Non
         outcome.seconds = time.monotonic() - started
         outcome.files = write_tables(outcome.rows, directory, spec)
     return outcome
+
+
+def _progress(elapsed: float, done: int, total: int) -> str:
+    """Elapsed time and a plain estimate of the rest (jobs left at the mean pace so far)."""
+    left = elapsed / done * (total - done) if done < total else 0.0
+    return f"{_duration(elapsed)}" + (f", ~{_duration(left)} left" if done < total else "")
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
 
 
 def _on_stderr(line: str):
