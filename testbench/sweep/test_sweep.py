@@ -61,6 +61,11 @@ where = {grid = "3x3", queue_depth = 4}
 """
 
 
+# The tests of the small sweep share its run (a module fixture; 30 s with the Ray cluster's):
+# long(0) keeps them together on one worker, in the half whose other long tests build the
+# default fabric, as its RTL point does.
+
+
 def _computed(rows):
     return [{name: value for name, value in row.items() if name not in NOT_COMPUTED} for row in rows]
 
@@ -72,6 +77,8 @@ def pool_sweep(tmp_path_factory):
     return spec, run_sweep(spec, executor="pool", workers=2, directory=directory / "pool")
 
 
+@pytest.mark.long(0)
+@pytest.mark.verilator
 def test_the_small_sweep_has_a_row_per_point_and_job_and_every_job_passes(pool_sweep):
     _, outcome = pool_sweep
     rows = outcome.rows
@@ -92,6 +99,8 @@ def test_the_small_sweep_has_a_row_per_point_and_job_and_every_job_passes(pool_s
         assert rtl["link_beats"] == model["link_beats"]
 
 
+@pytest.mark.long(0)
+@pytest.mark.verilator
 def test_the_table_is_written_as_json_csv_and_markdown(pool_sweep):
     _, outcome = pool_sweep
     directory = outcome.directory
@@ -107,6 +116,8 @@ def test_the_table_is_written_as_json_csv_and_markdown(pool_sweep):
     assert (directory / "pareto_cycles_vs_queue_depth.svg").stat().st_size > 0
 
 
+@pytest.mark.long(0)
+@pytest.mark.verilator
 def test_each_job_is_stamped_with_the_revision_tools_and_seed(pool_sweep):
     _, outcome = pool_sweep
     row = outcome.rows[0]
@@ -117,6 +128,8 @@ def test_each_job_is_stamped_with_the_revision_tools_and_seed(pool_sweep):
     assert result["stamp"]["tools"]["amaranth"].startswith("0.5")
 
 
+@pytest.mark.long(0)
+@pytest.mark.verilator
 def test_a_second_run_does_no_work(pool_sweep):
     spec, outcome = pool_sweep
     logs = {row["key"]: os.stat(row["log"]).st_mtime_ns for row in outcome.rows}
@@ -134,6 +147,8 @@ def ray_cluster():
     ray.shutdown()
 
 
+@pytest.mark.long(0)
+@pytest.mark.verilator
 def test_ray_gives_the_same_table_as_the_pool(pool_sweep, ray_cluster):
     spec, outcome = pool_sweep
     on_ray = run_sweep(spec, executor="ray", directory=outcome.directory.parent / "ray")
