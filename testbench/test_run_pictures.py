@@ -84,10 +84,27 @@ def test_the_heat_maps_show_the_runs_counters(report):
 
 
 @pytest.mark.verilator
+def test_the_stream_graph_shows_every_node_with_its_firings_and_every_stream(report):
+    pictures, rtl, seed = report
+    program = dot.program()
+    tiles = compile_program(program, default_fabric(), seed=seed).routing.placement.tiles
+    counted = {tuple(tile["tile"]): tile["firings"] for tile in rtl["tiles"]}
+    drawn = _texts(pictures / "graph.svg")
+    for name, node in program.graph.nodes.items():
+        lines = drawn[f"graph-node-{name}"]      # name, kind and tile, firings: a text a line
+        expected = "host" if node.is_host else f"{counted.get(tiles[name], 0)} firings"
+        assert lines[0] == name and lines[-1] == expected
+    arrows = sorted(name for name in drawn if name.startswith("stream-"))
+    expected = sorted(f"stream-{k}-{j}" for k, edge in enumerate(program.graph.edges)
+                      for j in range(len(edge.sinks)))
+    assert arrows == expected
+
+
+@pytest.mark.verilator
 def test_the_page_puts_every_picture_beside_the_table(report):
     pictures, rtl, _ = report
     page = (pictures / "index.html").read_text()
-    for name in ("grid", "routes", "link_beats", "firings", "stalls"):
+    for name in ("grid", "routes", "link_beats", "firings", "stalls", "graph"):
         assert f'src="{name}.svg"' in page and f'href="{name}.png"' in page
         assert (pictures / f"{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     for tile in rtl["tiles"]:

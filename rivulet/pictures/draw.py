@@ -1,9 +1,11 @@
 """The figures of one run on the fabric: the grid with its tiles and placed nodes, every stream's
-route, link beats, and per-tile firings and stalls as heat maps (matplotlib, the ``plot`` extra).
+route, link beats, per-tile firings and stalls as heat maps, and the stream graph with firings
+per node (matplotlib, the ``plot`` extra).
 
 Each figure is written as PNG and SVG. The SVG keeps its text as text and names what it draws
-(``id="route-K"`` for stream K's route, ``id="firings-R-C"`` for a heat-map cell, ...), so a
-reader, or a test, can find in it exactly what was drawn.
+(``route-K-J`` for arrow J of stream K's route, ``firings-R-C`` for a heat-map cell,
+``graph-node-NAME``, ``stream-K-J`` for stream K's arrow to sink J, ...), so a reader, or a
+test, can find in it exactly what was drawn.
 """
 
 from pathlib import Path
@@ -80,10 +82,11 @@ def _link_segment(tile, side: int, lane: float):
     return start, end
 
 
-def _arrow(axes, start, end, colour, width: float):
+def _arrow(axes, start, end, colour, width: float, **options):
     from matplotlib.patches import FancyArrowPatch
+    options = {"zorder": 3, **options}
     return axes.add_patch(FancyArrowPatch(start, end, arrowstyle="-|>", mutation_scale=12, color=colour,
-                                          linewidth=width, zorder=3))
+                                          linewidth=width, **options))
 
 
 def _placed_names(compiled) -> dict:
@@ -181,6 +184,70 @@ def _heat_figure(pyplot, spec, values: dict, name: str, title: str, directory):
     return _save(figure, pyplot, directory, name)
 
 
+def graph_layers(graph) -> dict[str, int]:
+    """Each node's layer: its longest distance from a node no stream enters (streams that close
+    a cycle, as a Ripple carry's do, are ignored for the layering)."""
+    sources = {name: set() for name in graph.nodes}
+    for edge in graph.edges:
+        for sink, _ in edge.sinks:
+            if sink != edge.source[0]:
+                sources[sink].add(edge.source[0])
+    layers, visiting = {}, set()
+
+    def layer(name):
+        if name not in layers:
+            visiting.add(name)
+            layers[name] = 1 + max((layer(source) for source in sources[name]
+                                    if source not in visiting), default=-1)
+            visiting.discard(name)
+        return layers[name]
+
+    for name in graph.nodes:
+        layer(name)
+    return layers
+
+
+def _graph_figure(pyplot, compiled, firings: dict, directory, where: str):
+    """The program's stream graph: a box per node (its kind, tile and firings), an arrow per
+    stream and sink labelled with its tokens; the Ripple operators', SNN clusters' or path
+    program's graph alike, since every front-end lowers to one."""
+    graph, tiles = compiled.program.graph, compiled.routing.placement.tiles
+    layers = graph_layers(graph)
+    columns: dict[int, list[str]] = {}
+    for name in graph.nodes:
+        columns.setdefault(layers[name], []).append(name)
+    position = {name: (layer * 2.2, -row * 1.1) for layer, names in columns.items()
+                for row, name in enumerate(names)}
+    height = max(len(names) for names in columns.values())
+    figure, axes = pyplot.subplots(figsize=(2.2 * len(columns) + 1.5, 1.0 * height + 1.4),
+                                   layout="constrained")
+    axes.set_axis_off()
+    axes.set_title(f"stream graph, firings per node ({where})", fontsize=10)
+    pairs: dict[tuple, int] = {}
+    for k, edge in enumerate(graph.edges):
+        for j, (sink, _) in enumerate(edge.sinks):
+            start, end = position[edge.source[0]], position[sink]
+            backwards = sink == edge.source[0] or layers[sink] <= layers[edge.source[0]]
+            earlier = pairs[edge.source[0], sink] = pairs.get((edge.source[0], sink), -1) + 1
+            bend = 0.3 * backwards + 0.25 * earlier         # streams between the same two nodes part
+            arrow = _arrow(axes, start, end, "#555555", 1.2, shrinkA=28, shrinkB=28, zorder=1,
+                           connectionstyle=f"arc3,rad={bend}")
+            arrow.set_gid(f"stream-{k}-{j}")
+            middle = ((start[0] + end[0]) / 2, (start[1] + end[1]) / 2 + 0.12 - 0.3 * bend)
+            axes.text(*middle, str(edge.tokens), fontsize=6, ha="center", color="#555555", zorder=2)
+    for name, node in graph.nodes.items():
+        x, y = position[name]
+        tile = tiles.get(name)
+        count = "host" if node.is_host else f"{firings.get(tile, 0)} firings"
+        axes.text(x, y, f"{name}\n{node.kind} {list(tile) if tile else ''}\n{count}", ha="center",
+                  va="center", fontsize=7, zorder=3, gid=f"graph-node-{name}",
+                  bbox={"boxstyle": "round,pad=0.4", "facecolor": "#eef3f8" if node.is_host else "#fff4e0",
+                        "edgecolor": "#555555"})
+    axes.set_xlim(-1.2, 2.2 * (len(columns) - 1) + 1.2)
+    axes.set_ylim(-1.1 * (height - 1) - 0.8, 0.8)
+    return _save(figure, pyplot, directory, "graph")
+
+
 def draw_run(compiled, result, directory: Path, where: str) -> dict[str, list[Path]]:
     """Every figure of ``result`` (a model or RTL run of ``compiled``) into ``directory``:
     figure name -> its PNG and SVG."""
@@ -193,6 +260,7 @@ def draw_run(compiled, result, directory: Path, where: str) -> dict[str, list[Pa
                "link_beats": _links_figure(pyplot, compiled, result.link_beats, directory),
                "firings": _heat_figure(pyplot, spec, result.firings, "firings",
                                        f"FU firings per tile ({where})", directory)}
+    figures["graph"] = _graph_figure(pyplot, compiled, result.firings, directory, where)
     stalls = getattr(result, "stalls", None)
     if stalls is not None:
         figures["stalls"] = _heat_figure(pyplot, spec, stalls, "stalls", f"stall cycles per tile ({where})",

@@ -12,7 +12,8 @@ from .draw import draw_run, route_label
 __all__ = ["write_run_report"]
 
 _CAPTIONS = {"grid": "Tiles and placed nodes", "routes": "Routes of the streams",
-             "link_beats": "Link beats", "firings": "Firings per tile", "stalls": "Stall cycles per tile"}
+             "link_beats": "Link beats", "firings": "Firings per tile", "stalls": "Stall cycles per tile",
+             "graph": "The stream graph, with firings per node"}
 
 
 def _table_rows(compiled, result) -> list[dict]:
