@@ -15,6 +15,7 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from rivulet.extras import require_extra
 
 from .jobs import run_job
+from .spec import SweepError
 
 __all__ = ["EXECUTORS", "run_on_pool", "run_on_ray", "default_workers"]
 
@@ -50,7 +51,11 @@ def run_on_ray(tasks: list, on_done, *, workers: int, address: str | None = None
     started_here = False
     if not ray.is_initialized():
         options = {"address": address} if address else {"num_cpus": workers, "include_dashboard": False}
-        ray.init(**options, logging_level="ERROR", log_to_driver=False)
+        try:
+            ray.init(**options, logging_level="ERROR", log_to_driver=False)
+        except ConnectionError as error:
+            raise SweepError(f"--address {address}: no Ray cluster answers there ({error}); start one "
+                             f"with `ray start --head`, or leave out --address for a local one") from None
         started_here = True
     try:
         remote = ray.remote(num_cpus=1, max_retries=0)(run_job)
