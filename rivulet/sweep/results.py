@@ -11,12 +11,12 @@ import csv
 import hashlib
 import io
 import json
+import tomllib
 from pathlib import Path
 
 from rivulet.files import write_atomically
 
 from .pareto import pareto_front
-from .spec import Point, toml_text
 
 __all__ = ["result_rows", "write_tables", "pareto_sets", "RUN_COLUMNS"]
 
@@ -29,10 +29,9 @@ def result_rows(spec, jobs, results: dict) -> list[dict]:
     rows = []
     for k, job in enumerate(jobs):
         result = results.get(k)
-        program = next((p for p in spec.programs if p.name == job.program), None)
-        fabric = spec.fabric(Point(job.point), program)
+        fabric = tomllib.loads(job.inputs["fabric"])        # the exact description the job ran on
         row = {**job.point, "rows": fabric["rows"], "cols": fabric["cols"], "program": job.program,
-               "job": job.kind, "fabric": hashlib.sha256(toml_text(fabric).encode()).hexdigest()[:8]}
+               "job": job.kind, "fabric": hashlib.sha256(job.inputs["fabric"].encode()).hexdigest()[:8]}
         if result is None:
             row.update(status="not run", error="the sweep stopped before this job ran")
         else:
