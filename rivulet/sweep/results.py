@@ -32,6 +32,8 @@ def result_rows(spec, jobs, results: dict) -> list[dict]:
         fabric = tomllib.loads(job.inputs["fabric"])        # the exact description the job ran on
         row = {**job.point, "rows": fabric["rows"], "cols": fabric["cols"], "program": job.program,
                "job": job.kind, "fabric": hashlib.sha256(job.inputs["fabric"].encode()).hexdigest()[:8]}
+        if "profile" in job.inputs:                         # an RTL run's host stall profile
+            row["profile"] = job.inputs["profile"]
         if result is None:
             row.update(status="not run", error="the sweep stopped before this job ran")
         else:
@@ -74,10 +76,11 @@ def pareto_sets(rows: list[dict]) -> dict:
     for row in passed:
         label = _label(row)
         if row["job"] == "rtl" and "cycles" in row:
+            series = f"{row['program']}, {row['profile']}"
             if row["fabric"] in luts:
-                lut_cycles.setdefault(row["program"], []).append((luts[row["fabric"]], row["cycles"], label))
+                lut_cycles.setdefault(series, []).append((luts[row["fabric"]], row["cycles"], label))
             if "queue_depth" in row:
-                depth_cycles.setdefault(row["program"], []).append((row["queue_depth"], row["cycles"], label))
+                depth_cycles.setdefault(series, []).append((row["queue_depth"], row["cycles"], label))
         if row["job"] == "pnr" and "fmax_mhz" in row:
             tiles = row["rows"] * row["cols"]
             fmax_grid.setdefault(row["program"], []).append((tiles, row["fmax_mhz"], label))
@@ -95,7 +98,8 @@ def _label(row: dict) -> str:
     return " ".join(f"{name}={value}" for name, value in row.items() if name not in _NOT_AXES)
 
 
-_NOT_AXES = {"rows", "cols", "program", "job", "fabric", "status", "error", "log", "key", "git_revision",
+_NOT_AXES = {"rows", "cols", "program", "job", "fabric", "profile", "status", "error", "log", "key",
+             "git_revision",
              *RUN_COLUMNS, *_FIGURES}
 
 
