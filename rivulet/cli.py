@@ -58,7 +58,7 @@ examples:
   rivulet generate fork -p n=3 -p mode=lockstep -o fork3.v --metadata fork3.json
   rivulet compile examples/ripple_bfs.py -o build/bfs.json
   rivulet build --board icebreaker
-  rivulet sweep bench/sweep/family.toml -j 2
+  rivulet sweep examples/sweeps/family.toml -j 2
 
 exit status: 0 passed, 1 results differ, 2 bad input, 3 internal error (a bug),
 130 / 143 interrupted (Ctrl-C / SIGTERM)
@@ -207,9 +207,9 @@ def _parser() -> argparse.ArgumentParser:
                     "of its inputs), and write results.json, results.csv, summary.md and Pareto plots "
                     "into the sweep's directory. A failed job is reported with its log and the others "
                     "go on; the exit status is 1 when any job did not pass (docs/sweeps.md).",
-        epilog="examples:\n  rivulet sweep bench/sweep/family.toml\n"
-               "  rivulet sweep bench/sweep/family.toml -j 2 -o build/my-sweep\n"
-               "  rivulet sweep bench/sweep/family.toml --executor ray --address auto")
+        epilog="examples:\n  rivulet sweep examples/sweeps/family.toml\n"
+               "  rivulet sweep examples/sweeps/family.toml -j 2 -o build/my-sweep\n"
+               "  rivulet sweep examples/sweeps/family.toml --executor ray --address auto")
     sweep.add_argument("spec", type=Path, metavar="SPEC.toml", help="the sweep file")
     sweep.add_argument("-j", "--jobs", type=int, metavar="N",
                        help="jobs at once (default: every core; with Ray, the CPUs of a local cluster)")
