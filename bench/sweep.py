@@ -34,6 +34,14 @@ def _relative(value):
     return value
 
 
+def _described(job) -> str:
+    what = {"rtl": f"RTL runs ({job.profile})", "synth": f"synthesis for the {job.board}",
+            "pnr": f"place and route and bitstream for the {job.board}", "model": "model runs",
+            "generate": "Verilog"}[job.kind]
+    where = ", ".join(f"{axis} in {values}" for axis, values in job.where.items())
+    return what + (f" where {where}" if where else " at every point")
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--executor", choices=("pool", "ray"), default="pool")
@@ -68,6 +76,7 @@ def main(argv=None) -> int:
     header = (f"{figures['date']}, git {figures['git_revision']}; `python -m bench.sweep` "
               f"({arguments.executor}, {arguments.jobs} workers): {outcome.ran} of {len(rows)} jobs run in "
               f"{wall:.0f} s wall (the others were done before).\n\n")
+    header += "Jobs: " + "; ".join(_described(job) for job in spec.jobs) + ".\n\n"
     title, _, body = summary.partition("\n\n")
     write_results(RESULTS, name, figures, f"{title}\n\n{header}{body}")
     print(f"wrote {relative_path(RESULTS / name)}.json/.md in {wall:.0f} s; "
