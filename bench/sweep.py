@@ -50,6 +50,8 @@ def main(argv=None) -> int:
     parser.add_argument("--kinds", nargs="*", help="run only these job kinds (e.g. model)")
     parser.add_argument("--fresh", action="store_true", help="start from an empty job directory")
     parser.add_argument("--name", help="results name (default: sweep_ plus the sweep's name)")
+    parser.add_argument("--table-only", action="store_true",
+                        help="run nothing: write the results of the jobs done so far (a stopped run)")
     arguments = parser.parse_args(argv)
 
     spec = load_sweep(arguments.spec)
@@ -61,7 +63,7 @@ def main(argv=None) -> int:
         shutil.rmtree(directory, ignore_errors=True)
     started = time.monotonic()
     outcome = run_sweep(spec, executor=arguments.executor, workers=arguments.jobs, directory=directory,
-                        say=lambda line: print(line, flush=True))
+                        say=lambda line: print(line, flush=True), run_missing=not arguments.table_only)
     wall = time.monotonic() - started
     rows = [{key: _relative(value) for key, value in row.items()} for row in outcome.rows]
     figures = {"sweep": spec.name, "spec": relative_path(arguments.spec), "executor": arguments.executor,
@@ -76,6 +78,10 @@ def main(argv=None) -> int:
     header = (f"{figures['date']}, git {figures['git_revision']}; `python -m bench.sweep` "
               f"({arguments.executor}, {arguments.jobs} workers): {outcome.ran} of {len(rows)} jobs run in "
               f"{wall:.0f} s wall (the others were done before).\n\n")
+    if arguments.table_only:
+        header = (f"{figures['date']}, git {figures['git_revision']}: the jobs done so far of "
+                  f"`python -m bench.sweep` ({arguments.executor}, {arguments.jobs} workers); rows "
+                  f"\"not run\" were stopped before they ran.\n\n")
     header += "Jobs: " + "; ".join(_described(job) for job in spec.jobs) + ".\n\n"
     title, _, body = summary.partition("\n\n")
     write_results(RESULTS, name, figures, f"{title}\n\n{header}{body}")

@@ -14,7 +14,7 @@ from pathlib import Path
 from rivulet.extras import require_extra
 
 from .executors import default_workers, run_on_pool, run_on_ray
-from .jobs import Job, file_digest, library_digest, source_revision, tool_versions
+from .jobs import RESULT, Job, file_digest, library_digest, source_revision, tool_versions
 from .results import result_rows, write_tables
 from .spec import FABRIC_JOBS, JOB_KINDS, SweepSpec, load_sweep, toml_text
 
@@ -87,8 +87,10 @@ def _fabric_entries(spec: SweepSpec, point) -> list[tuple[str, str]]:
 
 
 def run_sweep(spec_or_path, *, executor: str = "pool", workers: int | None = None,
-              address: str | None = None, directory: Path | None = None, say=None) -> SweepOutcome:
-    """Run every job of the sweep that has no result yet and write the table; see the module."""
+              address: str | None = None, directory: Path | None = None, say=None,
+              run_missing: bool = True) -> SweepOutcome:
+    """Run every job of the sweep that has no result yet and write the table; see the module.
+    ``run_missing=False`` runs nothing: the table of the jobs done so far, the others "not run"."""
     spec = spec_or_path if isinstance(spec_or_path, SweepSpec) else load_sweep(spec_or_path)
     if executor == "ray":
         require_extra("ray", "ray", "--executor ray")
@@ -103,6 +105,8 @@ def run_sweep(spec_or_path, *, executor: str = "pool", workers: int | None = Non
     tasks = [(job, (str(job.directory(jobs_root)), job.inputs, fabric_text, stamp,
                     timeout, str(Path.cwd())))
              for job, fabric_text, timeout in sorted(jobs, key=lambda entry: JOB_KINDS.index(entry[0].kind))]
+    if not run_missing:
+        tasks = [task for task in tasks if (Path(task[1][0]) / RESULT).exists()]
     results: dict[int, dict] = {}
     index = {id(job): k for k, (job, _, _) in enumerate(jobs)}
     started = time.monotonic()
