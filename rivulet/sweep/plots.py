@@ -29,7 +29,7 @@ def draw_pareto_plots(sets: dict, directory: Path) -> list[Path]:
     pyplot = _pyplot()
     written = []
     for name, (x_label, y_label, senses, series) in sets.items():
-        figure, axes = pyplot.subplots(figsize=(6, 4.2), layout="constrained")
+        figure, axes = pyplot.subplots(figsize=(7.5, 4.2), layout="constrained")
         for program, points in sorted(series.items()):
             xs, ys = [x for x, _, _ in points], [y for _, y, _ in points]
             scatter = axes.scatter(xs, ys, label=program if program != "-" else "fabric", alpha=0.7)
@@ -41,7 +41,7 @@ def draw_pareto_plots(sets: dict, directory: Path) -> list[Path]:
         axes.set_xlabel(x_label)
         axes.set_ylabel(y_label)
         axes.set_title(f"{y_label} against {x_label} (ringed: Pareto-best)", fontsize=10)
-        axes.legend(fontsize=8)
+        axes.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False)
         axes.grid(alpha=0.3)
         for suffix in ("png", "svg"):
             path = Path(directory) / f"pareto_{name}.{suffix}"
