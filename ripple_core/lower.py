@@ -98,7 +98,8 @@ class RippleLowering:
     unit -> the array its bank holds. ``shared_arrays``: on a fabric with a shared memory, the
     arrays read back from it after the run, in order, with their (base, length). ``units``:
     unit -> its operator nodes. ``rings``: on a shared memory, QUEUE unit -> its ring's (base,
-    words). The program's
+    words). ``counts``: ``"exact"`` or ``"open"`` (see :func:`lower_graph`); with open counts the
+    firings are the golden model's schedule's, which the fabric's need not equal. The program's
     ``reads`` per checked unit are its status register, then (units that store) every word of
     its array; ``expected_reads`` hold the status with the fault bit clear and the case's ``expect``.
     """
@@ -112,6 +113,7 @@ class RippleLowering:
     units: dict[str, tuple[str, ...]] = field(default_factory=dict)
     shared_arrays: dict[str, tuple[int, int]] = field(default_factory=dict)
     rings: dict[str, tuple[int, int]] = field(default_factory=dict)
+    counts: str = "exact"
 
 
 @dataclass
@@ -365,17 +367,37 @@ def _expected_status(kinds: list[str]) -> int:
     return 1 | sum(1 << (slot + 1) for slot, kind in enumerate(kinds) if kind == "hold")
 
 
+COUNTS = ("auto", "exact", "open")
+
+
+def schedule_dependent(graph: Graph) -> bool:
+    """Whether the graph's counts may depend on the schedule: tasks (which the fabric runs in an
+    order of its own through their arbs and queues) that write memory (so one task may see what
+    another wrote, or not yet). Ordered dataflow, and tasks that only read, fire the same counts
+    under every timing."""
+    ops = {node.op for node in graph.nodes.values()}
+    return "TASK" in ops and bool(ops & {"STORE", "ACQUIRE"})
+
+
 def lower_graph(graph: Graph, case: dict, spec, *, name: str | None = None,
                 host_outputs: list[str] | None = None,
-                ring_words: dict[str, int] | None = None) -> RippleLowering:
+                ring_words: dict[str, int] | None = None, counts: str = "auto") -> RippleLowering:
     """Lower ``graph`` with one case's ``args`` (and ``mem``, for array base addresses) to a
     :class:`~rsn.program.Program` for the fabric ``spec``; the reference is ``case["expect"]``.
 
     ``host_outputs``: host output ports for the SINK nodes, in node order (default: the fabric's
     output ports in description order). ``ring_words``: on a shared memory, QUEUE node -> the
     words of its ring, instead of the size the lowering works out (:func:`_shared_rings`).
+    ``counts``: ``"exact"`` grants every PE the golden model's firings and every stream its
+    tokens; ``"open"`` gives every PE an open micro-op and every stream between PEs a static
+    route, so the run ends when the fabric is quiescent, whatever the schedule (streams to host
+    ports keep the golden model's count); ``"auto"`` is open for :func:`schedule_dependent`
+    graphs, exact otherwise (docs/ripple.md, "Open counts").
     """
+    if counts not in COUNTS:
+        raise LoweringError(f"counts={counts!r} is not one of {', '.join(COUNTS)}")
     graph.validate()
+    open_counts = counts == "open" or (counts == "auto" and schedule_dependent(graph))
     shared = spec.memory is not None
     units = check_lowerable(graph, shared_memory=shared)
     for unit in units.values():
@@ -420,16 +442,26 @@ def lower_graph(graph: Graph, case: dict, spec, *, name: str | None = None,
 
     firings = {unit.name: sum(model.firings_by_node.get(node, 0) for node in unit.nodes)
                for unit in units.values()}
-    rings = _shared_rings(graph, units, firings, model, placed, spec, ring_words or {}) if shared else {}
+    if open_counts:         # every unit may fire and every port may emit under another schedule
+        firings_here = dict.fromkeys(firings, 1)
+        emits = {key: None for key in consumers}
+    else:
+        firings_here, emits = firings, emitted
+    rings = _shared_rings(graph, units, firings, model, placed, spec, ring_words or {},
+                          open_counts) if shared else {}
     memories, statuses = {}, {}
     for unit in units.values():
-        if not firings[unit.name]:
+        if not firings_here[unit.name]:
             continue            # never fires in this case: no tile (its inputs carry nothing)
-        grants = [min(MAX_FIRINGS, firings[unit.name] - start)
-                  for start in range(0, firings[unit.name], MAX_FIRINGS)]
-        stream_graph.add_node(unit.name, "pe", [{"firings": grant} for grant in grants])
+        if open_counts:
+            grants = [{"firings": 0, "open": 1}]
+        else:
+            grants = [{"firings": min(MAX_FIRINGS, firings[unit.name] - start)}
+                      for start in range(0, firings[unit.name], MAX_FIRINGS)]
+        stream_graph.add_node(unit.name, "pe", grants)
         kinds, registers = _unit_slots(graph, case, unit, placed)
-        used = {pe_port for key, pe_port in unit.ports.items() if emitted.get(key) and consumers.get(key)}
+        used = {pe_port for key, pe_port in unit.ports.items() if key in emits and consumers.get(key)
+                and (open_counts or emits[key])}
         drop = [port for port in range(N_PORTS) if port not in used]
         word = pe_config_word(unit.op, pred=unit.pred, cmp=unit.cmp, slots=kinds, drop=drop)
         memories[unit.name] = {REG_CONFIG: word, **registers, **unit.registers}
@@ -448,7 +480,9 @@ def lower_graph(graph: Graph, case: dict, spec, *, name: str | None = None,
         for port in range(op_ports(node)[1]):
             tokens = emitted.get((node.name, port), 0)
             targets = consumers.get((node.name, port), [])
-            if tokens and targets:
+            if open_counts and not any(graph.nodes[target].op == "SINK" for target, _ in targets):
+                tokens = None if targets else 0     # an open stream: a static route
+            if (tokens or tokens is None) and targets:
                 sinks_of = [(target, 0) if graph.nodes[target].op == "SINK"
                             else (unit_of[target].name, unit_of[target].slots[target, slot])
                             for target, slot in targets]
@@ -456,10 +490,10 @@ def lower_graph(graph: Graph, case: dict, spec, *, name: str | None = None,
 
     reads, expected_reads, array_problems = {}, {}, []
     stored = {unit.array: unit.name for unit in units.values()
-              if unit.op in ("STORE", "LDST") and firings[unit.name]}
+              if unit.op in ("STORE", "LDST") and firings_here[unit.name]}
     may_change = set(stored)
     if shared:
-        stored, may_change = _shared_stores(graph, units, firings)
+        stored, may_change = _shared_stores(graph, units, firings_here)
     for array in graph.arrays:
         initial = [wrap(v) & 0xFFFF_FFFF for v in case.get("mem", {}).get(array, [])]
         if array not in expect:
@@ -474,7 +508,7 @@ def lower_graph(graph: Graph, case: dict, spec, *, name: str | None = None,
     for unit in units.values():
         memory_unit = unit.array is not None or \
             (shared and unit.op in pe_kind.MEMORY_OPS + pe_kind.SHARED_LOCK_OPS)
-        if not firings[unit.name] or (not memory_unit and unit.op not in ("LOCK", "QUEUE")):
+        if not firings_here[unit.name] or (not memory_unit and unit.op not in ("LOCK", "QUEUE")):
             continue
         reads[unit.name], expected_reads[unit.name] = [(REG_STATUS, None)], [statuses[unit.name]]
         if unit.op in ("STORE", "LDST") and not shared:
@@ -497,7 +531,8 @@ def lower_graph(graph: Graph, case: dict, spec, *, name: str | None = None,
     shared_arrays = {array: placed[array] for array in graph.arrays
                      if shared and array in expect and placed[array][1]}
     return RippleLowering(program, firings, tokens, outputs, model, array_problems, unit_arrays,
-                          {unit.name: unit.nodes for unit in units.values()}, shared_arrays, rings)
+                          {unit.name: unit.nodes for unit in units.values()}, shared_arrays, rings,
+                          "open" if open_counts else "exact")
 
 
 def _check_banks(graph: Graph, case: dict, spec, units: dict[str, Unit]) -> dict[str, tuple[int, int]]:
@@ -571,7 +606,7 @@ def _check_shared_memory(graph: Graph, case: dict, spec) -> dict[str, tuple[int,
 
 def _shared_rings(graph: Graph, units: dict[str, Unit], firings: dict[str, int], model: Result,
                   placed: dict[str, tuple[int, int]], spec,
-                  declared: dict[str, int]) -> dict[str, tuple[int, int]]:
+                  declared: dict[str, int], open_counts: bool = False) -> dict[str, tuple[int, int]]:
     """Each firing QUEUE's ring in the shared memory, one after another above the arrays, as
     (base, words); its registers (origin, ring words) go into the unit. Raise
     :class:`LoweringError` for a ring known to be too small, or rings the memory cannot hold.
@@ -582,18 +617,21 @@ def _shared_rings(graph: Graph, units: dict[str, Unit], firings: dict[str, int],
     hold that, the ring shrinks to the most the golden model's run had queued at once, minus
     ``L`` (enough unless the fabric's timing queues more, which then faults naming the queue). A
     queue without spill needs a ring of its depth only when the depth exceeds what the PE holds.
-    A declared size (``declared``) below what the golden model had in the ring is refused."""
+    A declared size (``declared``) below what the golden model had in the ring is refused.
+    With open counts the tokens through a queue are not known, so the spill rings share the
+    free memory evenly (each at least its golden-model peak)."""
     rings, wanted = [], {}
     for unit in units.values():
-        if unit.op != "QUEUE" or not firings[unit.name]:
+        if unit.op != "QUEUE" or not (firings[unit.name] or open_counts):
             continue
         depth = unit.registers[pe_kind.REG_QUEUE_DEPTH]
         in_pe = min(max(depth, 1), pe_kind.SHARED_QUEUE_WORDS)
+        through = depth if open_counts else firings[unit.name]      # open: as many as its depth
         if unit.pred:
             least = max(0, model.queue_peaks.get(unit.nodes[0], 0) - in_pe)
             safe = max(0, firings[unit.name] - in_pe)
         else:
-            least = safe = min(depth, firings[unit.name]) if depth > pe_kind.SHARED_QUEUE_WORDS else 0
+            least = safe = min(depth, through) if depth > pe_kind.SHARED_QUEUE_WORDS else 0
         if unit.name in declared:
             if declared[unit.name] < least:
                 raise LoweringError(f"{graph.name}: queue {unit.name!r} is given a spill ring of "
@@ -606,6 +644,12 @@ def _shared_rings(graph: Graph, units: dict[str, Unit], firings: dict[str, int],
         wanted[unit.name] = safe
     top = max((base + length for base, length in placed.values()), default=0)
     free = spec.memory.words - top
+    spill = [unit for unit, _ in rings if unit.pred and unit.name not in declared]
+    if open_counts and spill:
+        wanted = {unit.name: least for unit, least in rings}
+        spare = free - sum(wanted.values())
+        for unit in spill:
+            wanted[unit.name] += max(0, spare) // len(spill)
     if sum(wanted.values()) > free:
         wanted = {unit.name: least for unit, least in rings}       # the golden model's peaks
     if sum(wanted.values()) > free:

@@ -26,6 +26,7 @@ from rsn.isa import IsaError
 from rsn.place import PlaceError
 from rsn.program import ProgramLoadError
 from rsn.route import RouteError
+from samflow.suite import SuiteError
 
 from .errors import RunFailed
 from .exits import (
@@ -49,7 +50,8 @@ __all__ = ["main", "USER_ERRORS"]
 
 # Errors about what the user asked for: reported as one clear line, without a traceback.
 USER_ERRORS = (BoardError, ParameterError, FabricError, IsaError, ImageError, GraphError, ProgramError,
-               PlaceError, RouteError, ProgramLoadError, FrontendError, SweepError, ExtraMissing)
+               PlaceError, RouteError, ProgramLoadError, FrontendError, SuiteError, SweepError,
+               ExtraMissing)
 
 _EXAMPLES = """\
 examples:
@@ -242,6 +244,17 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("--seed", type=int, default=1, help="nextpnr placement seed (default: 1)")
     build.add_argument("--baud", type=int, default=115_200, help="UART baud rate (default: 115200)")
     build.set_defaults(handler=_build)
+
+    conform = commands.add_parser(
+        "conform", parents=[common], help="run SAM conformance vector files on the sparse primitives",
+        description="Run every case of every *.json vector file in DIR (the SAM suite's format, "
+                    "docs/sparse.md) on the sparse primitives' golden models, their RTL on Verilator "
+                    "under every stall profile, or both; print passed/failed/unsupported per primitive.")
+    conform.add_argument("directory", type=Path, metavar="DIR", help="a directory of vector files")
+    conform.add_argument("--sim", choices=("model", "rtl", "both"), default="model",
+                         help="golden model, RTL, or both (default: model)")
+    conform.add_argument("-v", "--verbose", action="store_true", help="say why each case was unsupported")
+    conform.set_defaults(handler=_conform)
     return parser
 
 
@@ -382,6 +395,13 @@ def _build(arguments) -> int:
     print(report.text(), end="")
     print(f"report: {report.directory / 'report.txt'} (nextpnr: {report.directory / 'report.json'})")
     return 0
+
+
+def _conform(arguments) -> int:
+    from samflow.conform import main as conform_main
+
+    from .sim.sparse_conform import run_rtl
+    return conform_main(arguments.directory, arguments.sim, rtl=run_rtl, verbose=arguments.verbose)
 
 
 def _shown(path: Path) -> str:

@@ -59,6 +59,9 @@ class UnitModel:
         self.current = None         # the decoded micro-op in progress
         self.finished = False
         self.firings = 0
+        # Running an open micro-op (no count; the program ends at quiescence): the fabric model
+        # then counts the unit's channels' tokens as work it holds.
+        self.open = False
 
     def load(self, uops):
         uops = list(uops)

@@ -159,6 +159,9 @@ def check_tokens(graph: StreamGraph):
 
 
 def _check_edge_tokens(graph: StreamGraph, edge):
+    if edge.tokens is None:
+        _check_open_edge(graph, edge)
+        return
     if not 1 <= edge.tokens <= MAX_BEATS:
         raise ProgramError(f"stream {edge} carries {edge.tokens} tokens; a stream carries 1.."
                            f"{MAX_BEATS} (one switch micro-op's beats); split it into several streams")
@@ -178,6 +181,26 @@ def _check_edge_tokens(graph: StreamGraph, edge):
         if consumed is not None and consumed != edge.tokens:
             raise ProgramError(f"stream {edge} carries {edge.tokens} tokens but node {sink!r} "
                                f"({node.kind}) consumes {consumed} on {sink}.i{port}")
+
+
+def _check_open_edge(graph: StreamGraph, edge):
+    """An open stream (no count: a static route) joins units whose counts depend on the data
+    and that run open: a counted end would wait for a count the stream cannot promise."""
+    ends = [(edge.source[0], edge.source[1], True)] + [(name, port, False) for name, port in edge.sinks]
+    for name, port, output in ends:
+        node = graph.nodes[name]
+        if node.kind in HOST_KINDS:
+            raise ProgramError(f"stream {edge} is open (tokens=None), but {name!r} is a host port, which "
+                               f"sends or expects a count; give the stream its token count")
+        if port >= (node.n_out if output else node.n_in):
+            side = "output" if output else "input"
+            raise ProgramError(f"stream {edge}: node {name!r} ({node.kind}) has no {side} {port}")
+        consumed, produced = node_tokens(node)
+        counted = (produced if output else consumed)[port]
+        if counted is not None:
+            raise ProgramError(f"stream {edge} is open (tokens=None), but node {name!r} ({node.kind}) "
+                               f"{'produces' if output else 'consumes'} exactly {counted} tokens there; "
+                               f"give the stream that count")
 
 
 def _starts_late(node, port: int) -> bool:
@@ -336,7 +359,7 @@ def _expected_switch_uops(routes) -> dict:
             for output in hop.outputs:
                 select[output] = hop.input
             per_tile.setdefault(hop.tile, []).append(
-                {"beats": route.edge.tokens, "enable": sum(1 << output for output in hop.outputs),
+                {"beats": route.edge.tokens or 0, "enable": sum(1 << output for output in hop.outputs),
                  "select": select, "last": 0})
     for uops in per_tile.values():
         uops[-1]["last"] = 1

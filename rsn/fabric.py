@@ -1,14 +1,15 @@
 """The fabric top: a grid of tiles, their links, host ports, the control plane, done and watchdog."""
 
-from amaranth.hdl import Module, Signal, unsigned
+from amaranth.hdl import Module, Mux, Signal, unsigned
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from hw.banked_memory import BankedMemory
 
-from .control import Dispenser
+from .control import Dispenser, PacketTracker, WordKind
 from .fabric_spec import DIRECTIONS, FabricSpec
 from .fu import MEMORY_META_BITS
+from .isa import Header, Opcode
 from .tile import Tile
 
 __all__ = ["Fabric", "OPPOSITE", "DONE_LATENCY"]
@@ -29,10 +30,13 @@ class Fabric(wiring.Component):
     host-to-fabric, ``Out`` for fabric-to-host, ``data_width`` bits), ``done`` and ``stalled``.
 
     ``done`` rises :data:`DONE_LATENCY` cycles after every unit that received a micro-op has
-    finished its ``last`` one and none is busy. ``stalled`` rises when some unit is busy but for
-    ``watchdog_limit`` cycles no switch has moved a token (as seen through the same status
-    registers) and ``ctrl`` has taken no word; the tiles busy two cycles later report the stall
-    in their status register.
+    finished its ``last`` one, none is busy and no control word is on its way along the chain.
+    It says nothing about words the host has yet to send: a host takes ``done`` as the end only
+    from :data:`DONE_LATENCY` + 1 cycles after its image's last word was taken (an image of open
+    micro-ops, which finish at once, shows ``done`` between its packets). ``stalled`` rises when
+    some unit is busy but for ``watchdog_limit`` cycles no switch has moved a token (as seen
+    through the same status registers) and ``ctrl`` has taken no word; the tiles busy two cycles
+    later report the stall in their status register.
 
     With a ``[memory]`` table the fabric holds one :class:`hw.banked_memory.BankedMemory`:
     port k belongs to the k-th tile of :meth:`FabricSpec.memory_tiles` (chain order), and the
@@ -116,6 +120,34 @@ class Fabric(wiring.Component):
                 else:
                     m.d.comb += unit.links_out[index].ready.eq(0)
 
+    def _elaborate_words_in_flight(self, m, order):
+        """Whether a control word other than a READ's is between ``ctrl`` and the chain's end, as
+        the status tree's registers see it (the count passes as many registers as a tile's busy).
+
+        Every word travels the whole chain and is dropped at its end, after its tile has taken
+        what it needs, so a word taken from ``ctrl`` but not yet dropped may still start a unit
+        (open micro-ops finish at once: docs/ripple.md, "Open counts"). READs are left out: the
+        host sends them after ``done`` to read the results, and they start nothing."""
+        m.submodules.ctrl_packets = entering = PacketTracker()
+        m.submodules.end_packets = leaving = PacketTracker()
+        end = order[-1].chain_out
+        enters = self.ctrl.valid & self.ctrl.ready
+        leaves = end.valid & end.ready
+        m.d.comb += [entering.word.eq(self.ctrl.payload), entering.step.eq(enters),
+                     leaving.word.eq(end.payload), leaving.step.eq(leaves)]
+
+        def read_word(tracker, word):
+            return Mux(tracker.kind == WordKind.HEADER, Header(word).opcode == Opcode.READ,
+                       tracker.header.opcode == Opcode.READ)
+
+        count = Signal(range(4 * len(order) + 8))       # at most two words per skid pair
+        up = enters & ~read_word(entering, self.ctrl.payload)
+        down = leaves & ~read_word(leaving, end.payload)
+        m.d.sync += count.eq(count + up - down)
+        seen, late = Signal(), Signal()
+        m.d.sync += [seen.eq(count != 0), late.eq(seen)]
+        return late
+
     def _elaborate_done_and_watchdog(self, m, order, dispenser):
         """Fabric-wide status through a registered tree, so that no net spans the grid
         combinationally: each tile registers its own status (busy, progress, finished, used),
@@ -143,8 +175,9 @@ class Fabric(wiring.Component):
             row_used.append(used)
         busy, progress = Signal(), Signal()
         m.d.sync += [busy.eq(_any(row_busy)), progress.eq(_any(row_progress))]
+        in_flight = self._elaborate_words_in_flight(m, order)
         done = Signal()
-        m.d.sync += done.eq(_any(row_used) & _all(row_finished) & ~_any(row_busy))
+        m.d.sync += done.eq(_any(row_used) & _all(row_finished) & ~_any(row_busy) & ~in_flight)
 
         # A control word taken from the host is progress too: while the image is still arriving,
         # a unit that has its micro-ops may wait for a unit whose micro-ops come later in the

@@ -61,10 +61,12 @@ class Node:
 
 @dataclass
 class Edge:
-    """A stream of ``tokens`` tokens from ``source`` to every one of ``sinks``: (node, port) pairs."""
+    """A stream of ``tokens`` tokens from ``source`` to every one of ``sinks``: (node, port) pairs.
+    ``tokens`` is None for an open stream, whose count depends on the schedule: its route is
+    static (never ends), and both its ends must be units whose counts depend on the data."""
     source: tuple[str, int]
     sinks: list[tuple[str, int]]
-    tokens: int
+    tokens: int | None
 
     def __str__(self) -> str:
         sinks = ", ".join(f"{name}.i{port}" for name, port in self.sinks)
@@ -140,8 +142,9 @@ class StreamGraph:
             raise GraphError(f"no node named {name!r} (nodes: {known}); add it with add_node first") \
                 from None
 
-    def connect(self, source, sinks, tokens: int) -> Edge:
-        """Add a stream of ``tokens`` tokens from ``source`` to ``sinks`` (one ref or a list).
+    def connect(self, source, sinks, tokens: int | None) -> Edge:
+        """Add a stream of ``tokens`` tokens from ``source`` to ``sinks`` (one ref or a list);
+        ``tokens=None`` makes an open stream (see :class:`Edge`).
 
         A ref is a node name (port 0) or a (name, port) pair. Each output port drives one stream
         (fan out with several sinks instead) and each input port reads one stream.
@@ -156,9 +159,9 @@ class StreamGraph:
             self._check_port(sink, output=False)
         if len(set(sinks)) != len(sinks):
             raise GraphError(f"stream from {source[0]}.o{source[1]} lists a sink twice: {sinks}")
-        if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 1:
+        if tokens is not None and (isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 1):
             raise GraphError(f"stream from {source[0]}.o{source[1]}: tokens={tokens!r} must be an "
-                             f"integer >= 1")
+                             f"integer >= 1, or None for an open stream")
         taken = self.edge_from(*source)
         if taken is not None:
             raise GraphError(f"output {source[0]}.o{source[1]} already drives {taken}; add the new "

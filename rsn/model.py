@@ -122,6 +122,18 @@ class _Tile:
     def finished(self) -> bool:
         return (not self.switch_used or self.switch.finished) and (not self.fu_used or self.fu.finished)
 
+    @property
+    def busy(self) -> bool:
+        """As the RTL tile reports it: a unit is busy, or a link this switch drives holds a token
+        (its output buffer; host channels stand for the host, not for a buffer). A FU running an
+        open micro-op (``UnitModel.open``) is also busy while its channels hold a token."""
+        if self.switch.busy or self.fu.busy:
+            return True
+        if any(channel.tokens for channel in self.switch_out[:len(DIRECTIONS)]
+               if not channel.name.startswith("host ")):
+            return True
+        return self.fu.open and any(channel.tokens for channel in self.fu_in + self.fu_out)
+
     def step(self) -> bool:
         moved = self.switch.step(self.switch_in, self.switch_out)
         if self.counted is None:
@@ -249,8 +261,7 @@ class FabricModel:
 
     def _done(self) -> bool:
         used = [unit for unit in self.tiles.values() if unit.switch_used or unit.fu_used]
-        return bool(used) and all(unit.finished for unit in used) and \
-            not any(unit.switch.busy or unit.fu.busy for unit in used)
+        return bool(used) and all(unit.finished for unit in used) and not any(unit.busy for unit in used)
 
     def run(self, image: list[int], host_inputs: dict[str, list[int]] | None = None) -> ModelResult:
         """Execute ``image`` with ``host_inputs`` queued on the host ports; raise on deadlock.

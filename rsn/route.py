@@ -246,7 +246,7 @@ def switch_uops(routes: list[EdgeRoute]) -> dict:
             for output in hop.outputs:
                 select[output] = hop.input
                 enable |= 1 << output
-            per_tile[hop.tile].append({"beats": route_.edge.tokens, "enable": enable,
+            per_tile[hop.tile].append({"beats": route_.edge.tokens or 0, "enable": enable,
                                        "select": select, "last": 0})
     for uops in per_tile.values():
         uops[-1]["last"] = 1

@@ -51,12 +51,14 @@ class Switch(wiring.Component):
     ``i[k].ready`` is a function of registers only (the route registers, the delivered bits and
     the skid buffers' registered readies); ``o[j]`` comes from flip-flops.
 
-    Status: ``busy`` is "an output has a route, a micro-op waits on ``uop``, or a token waits in
-    an output buffer"; ``progress`` is
+    Status: ``busy`` is "an output has a counted route, a micro-op waits on ``uop``, or a token
+    waits in an output buffer"; ``progress`` is
     "a token entered an output buffer or left the switch in this cycle" (combinational, for the
-    watchdog). ``finished`` rises two cycles after the take that ends the last route of an issued
-    ``last`` micro-op (routes of all issued ``last`` micro-ops count together; a ``last``
-    micro-op with a static route never finishes) and stays until ``clear``. ``beats[j]`` counts
+    watchdog). ``finished`` rises two cycles after the take that ends the last counted route of an
+    issued ``last`` micro-op (routes of all issued ``last`` micro-ops count together) and stays
+    until ``clear``. A static route (``beats`` 0) never ends and counts for neither: it is a wire,
+    so a program of open streams ends when no unit is busy and no buffer holds a token
+    (docs/ripple.md, "Open counts"). ``beats[j]`` counts
     tokens transferred on ``o[j]``, modulo ``2**LINK_BEATS_BITS`` (16 bits: a route's count).
     ``clear`` zeroes ``beats`` and ``finished`` and wins over an
     increment or a rise in the same cycle (a ``last`` micro-op's end is then reported a cycle
@@ -194,11 +196,12 @@ class Switch(wiring.Component):
         # than from this cycle's route ends: it rises two cycles after the last take.
         last_pending = Signal(self.n_outputs)   # outputs still routing for a `last` micro-op
         last_issued = Signal()                  # a `last` micro-op issued, finished not yet set
-        issue_last = issue & self.uop.payload.last
+        # Only counted routes end, so only they hold `finished` back; a static route is a wire.
+        issue_last = issue & self.uop.payload.last & (self.uop.payload.beats != 0)
         m.d.sync += last_pending.eq((last_pending & ~routes.ending) |
                                     (enable & issue_last.replicate(self.n_outputs)))
         all_ended = last_issued & ~last_pending.any()
-        with m.If(issue_last):
+        with m.If(issue & self.uop.payload.last):
             m.d.sync += last_issued.eq(1)
         with m.Elif(all_ended & ~self.clear):
             m.d.sync += last_issued.eq(0)
@@ -207,10 +210,12 @@ class Switch(wiring.Component):
         with m.Elif(all_ended):
             m.d.sync += self.finished.eq(1)
 
+        counted = Cat(routes.active[j] & (routes.remaining[j] != 0) for j in range(self.n_outputs))
         m.d.comb += [
             # A token still waiting in an output buffer keeps the switch busy: without it `done`
             # rose while a back-pressured host had yet to take the last tokens.
-            self.busy.eq(routes.active.any() | self.uop.valid | Cat(port.valid for port in self.o).any()),
+            # A static route alone does not: an open program ends when nothing moves anywhere.
+            self.busy.eq(counted.any() | self.uop.valid | Cat(port.valid for port in self.o).any()),
             self.progress.eq(routes.take.any() | moved_out.any()),
         ]
 

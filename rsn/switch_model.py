@@ -45,7 +45,9 @@ class SwitchModel(UnitModel):
 
     Inputs: N, E, S, W, then the FU's outputs. Outputs: N, E, S, W, then the FU's inputs.
     ``beats[j]`` counts tokens pushed to output ``j``, modulo ``2**LINK_BEATS_BITS``. ``finished``
-    becomes true once a ``last`` micro-op has issued and no route of an issued ``last`` micro-op remains.
+    becomes true once a ``last`` micro-op has issued and no counted route of an issued ``last``
+    micro-op remains; a static route (``remaining == 0``) never ends and holds back neither
+    ``finished`` nor ``busy``, as in the RTL.
     """
 
     def __init__(self, n_fu_in: int, n_fu_out: int):
@@ -90,7 +92,8 @@ class SwitchModel(UnitModel):
 
     @property
     def busy(self) -> bool:
-        return bool(self.uops) or any(route is not None for route in self.routes)
+        # A static route is a wire: it never ends and does not keep the switch busy (rsn.switch).
+        return bool(self.uops) or any(route is not None and route.remaining for route in self.routes)
 
     def enabled_outputs(self, uop: dict) -> list[int]:
         return [j for j in range(self.n_outputs) if uop["enable"] >> j & 1]
@@ -111,7 +114,7 @@ class SwitchModel(UnitModel):
         self.issued += 1
         for j in targets:
             self.routes[j] = Route(head["select"][j], head["beats"], bool(head["last"]))
-        if head["last"] and not targets:
+        if head["last"] and not self._last_routes_pending():
             self.finished = True
         return True
 
@@ -144,5 +147,9 @@ class SwitchModel(UnitModel):
 
     def _end(self, j: int, route: Route):
         self.routes[j] = None
-        if route.last and not any(other is not None and other.last for other in self.routes):
+        if route.last and not self._last_routes_pending():
             self.finished = True
+
+    def _last_routes_pending(self) -> bool:
+        """Some counted route of an issued ``last`` micro-op has beats left."""
+        return any(other is not None and other.last and other.remaining for other in self.routes)

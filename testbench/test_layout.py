@@ -1,5 +1,5 @@
 """The dependency direction of docs/layout.md, read from the sources: ``hw`` <- ``rsn`` <-
-``ripple_core``, ``snn``, ``board`` <- ``rivulet``; ``testbench`` and ``bench`` may import
+``ripple_core``, ``snn``, ``samflow``, ``board`` <- ``rivulet``; ``testbench`` and ``bench`` may import
 everything, nothing imports them, and no library needs pytest. And no import circles."""
 
 import ast
@@ -8,16 +8,17 @@ from pathlib import Path
 import pytest
 
 REPOSITORY = Path(__file__).resolve().parents[1]
-LIBRARY = ("hw", "rsn", "ripple_core", "snn", "board", "rivulet")
+LIBRARY = ("hw", "rsn", "ripple_core", "snn", "samflow", "board", "rivulet")
 # package -> the packages of this repository it may import (besides itself)
 ALLOWED = {
     "hw": set(),
     "rsn": {"hw"},
     "ripple_core": {"hw", "rsn"},
     "snn": {"hw", "rsn"},
+    "samflow": {"hw", "rsn"},
     "board": {"hw", "rsn"},
-    "rivulet": {"hw", "rsn", "ripple_core", "snn", "board"},
-    "bench": {"hw", "rsn", "ripple_core", "snn", "board", "rivulet"},
+    "rivulet": {"hw", "rsn", "ripple_core", "snn", "samflow", "board"},
+    "bench": {"hw", "rsn", "ripple_core", "snn", "samflow", "board", "rivulet"},
 }
 OURS = set(ALLOWED) | {"testbench"}
 

@@ -118,8 +118,11 @@ PE_CONFIG = data.StructLayout({
 PE_OPS = {op.name: op for op in PeOp}
 
 PeUop = padded_uop({
-    "firings": 16,              # firings the operator may make; 0 is refused
+    "firings": 16,              # firings the operator may make; 0 is refused unless open
     "last": 1,
+    # Open: firings without a count, for programs whose counts depend on the schedule (Ripple's
+    # tasks and atomics); firings must be 0, and it is the unit's last micro-op (docs/ripple.md).
+    "open": 1,
 })
 PE_OPS.update({"GEP": PeOp.ADD, "GEP2": PeOp.ADD, "GEP4": PeOp.ADD})
 _PORTS_USED = {"STREAM": 2}

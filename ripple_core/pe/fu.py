@@ -3,7 +3,7 @@ parameters and its descriptor."""
 
 from dataclasses import dataclass
 
-from amaranth.hdl import Cat, Module, Signal
+from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import wiring
 
 from hw.params import ParameterError
@@ -33,12 +33,17 @@ class PeFu(wiring.Component):
     """The ``pe`` FU: a :class:`RipplePE` without queues of its own (the tile's token queues feed
     it), which fires only while a micro-op grants it firings.
 
-    Micro-op (:data:`ripple_core.pe.PeUop`): ``firings`` firings of the configured operator. The
+    Micro-op (:data:`ripple_core.pe.PeUop`): ``firings`` firings of the configured operator, or
+    with ``open`` as many as its inputs bring, for ever (see ``busy`` below). The
     micro-op completes in the first cycle in which all of them have happened and no result is
     held (both output registers empty, no LOAD word on its way); the next micro-op is accepted
     from the cycle after. ``busy`` is high from accepting a micro-op to its completion;
     ``firings`` counts firings; ``stalls`` counts busy cycles in which nothing fired and no
-    output token left; ``finished`` rises the cycle after a ``last`` micro-op completes. The
+    output token left; ``finished`` rises the cycle after a ``last`` micro-op completes. An open
+    micro-op never completes: ``finished`` rises the cycle after it is accepted, and ``busy`` is
+    then high only while the PE holds work (a token in a slot's queue, a result not yet taken, an
+    answer of the shared memory due, an operator out of its first state), so that the fabric's
+    done, every used unit finished and none busy, is the program's quiescence. The
     operator, the slot kinds, the constants and the bank are the PE's registers on ``cfg`` (see
     the module docstring); ``clear`` leaves them alone.
 
@@ -82,20 +87,27 @@ class PeFu(wiring.Component):
             wiring.connect(m, pe.o[p], wiring.flipped(self.o[p]))
         wiring.connect(m, wiring.flipped(self.cfg), pe.cfg)
 
-        active, left, last = Signal(), Signal(16), Signal()
-        m.d.comb += pe.enable.eq(active & (left != 0))
-        completes = active & (left == 0) & ~pe.holding
+        active, left, last, open_ = Signal(), Signal(16), Signal(), Signal()
+        m.d.comb += pe.enable.eq(active & (open_ | (left != 0)))
+        completes = active & ~open_ & (left == 0) & ~pe.holding
         m.d.comb += self.uop.ready.eq(~active)
         with m.If(pe.fire):
             m.d.sync += left.eq(left - 1)
         with m.If(completes):
             m.d.sync += active.eq(0)
-        with m.If(self.uop.valid & self.uop.ready):
-            m.d.sync += [active.eq(1), left.eq(self.uop.payload.firings), last.eq(self.uop.payload.last)]
+        accept = self.uop.valid & self.uop.ready
+        with m.If(accept):
+            m.d.sync += [active.eq(1), left.eq(self.uop.payload.firings), last.eq(self.uop.payload.last),
+                         open_.eq(self.uop.payload.open)]
         sent = Cat(*(self.o[p].valid & self.o[p].ready for p in range(N_PORTS))).any()
-        m.d.comb += self.busy.eq(active)
-        count_status(m, self, firing=pe.fire, stall=active & ~pe.fire & ~sent,
-                     completes_last=completes & last)
+        # An open micro-op never completes: the unit counts as finished once it has one, and as
+        # busy only while it holds work (a token waiting in a slot, a result not yet taken, an
+        # answer due, an operator out of its first state), so the fabric's done is quiescence.
+        waiting = Cat(*(self.i[k].valid for k in range(N_SLOTS))).any()
+        holds_work = waiting | pe.holding | ~pe.idle
+        m.d.comb += self.busy.eq(Mux(open_, holds_work, active))
+        count_status(m, self, firing=pe.fire, stall=active & ~pe.fire & ~sent & (~open_ | holds_work),
+                     completes_last=(completes & last) | (accept & self.uop.payload.open))
         return m
 
 
@@ -153,7 +165,15 @@ def _timing(uop_queue, input_queues):
     return PeTiming(uop_queue, input_queues)
 
 
+def _check_uop(uop: dict, parameters):
+    """An open micro-op has no count: its firings field must be 0."""
+    if uop.get("open") and uop.get("firings"):
+        raise ValueError(f"an open micro-op fires without a count, so firings must be 0, not "
+                         f"{uop['firings']}; drop open for {uop['firings']} counted firings")
+
+
 PE_KIND = FuKind("pe", N_SLOTS, N_PORTS, PeUop, LATENCY, PeFu, PeModel, parameters=PeParameters,
-                 count_fields=lambda uop: ("firings",), cyclic=True, timing=_timing,
+                 count_fields=lambda uop: () if uop.get("open") else ("firings",),
+                 check_uop=_check_uop, cyclic=True, timing=_timing,
                  describe_registers=(REG_CONFIG, REG_STATUS), describe_config=describe_config,
                  memory_port=True)

@@ -8,6 +8,7 @@ from hw.golden import BankedMemoryModel
 from hw.params import ParameterError
 from ripple_core.ops import LOAD_VALUE, make_operator, wrap
 from rsn.channels import Channel, UnitModel
+from rsn.isa import IsaError
 
 from .config import (
     BANK_OPS,
@@ -212,7 +213,9 @@ class PeModel(UnitModel):
                 return False
             self.current = self.uops.popleft()
             self.left = self.current["firings"]
-        if self.left == 0:
+            if self.current.get("open"):
+                self.open = self.finished = True    # as the RTL: finished once it is accepted
+        if self.left == 0 and not self.open:
             if any(channel.can_pop() for channel in outputs):
                 return False    # the RTL completes once its output registers are empty
             self.finished |= bool(self.current["last"])
@@ -277,10 +280,37 @@ class PeModel(UnitModel):
         outputs[port].push(value & 0xFFFF_FFFF)
         return True
 
+    def load(self, uops):
+        """Queue micro-ops; an open one has no count and, never completing, must come last."""
+        uops = list(uops)
+        super().load(uops)
+        queued = list(self.uops)
+        for index, uop in enumerate(queued[:-1]):
+            if uop.get("open"):
+                raise IsaError(f"{self.name}: open micro-op #{index} never completes, so it must be the "
+                               f"unit's last; {len(queued) - index - 1} more follow it")
+
+    def check_uop(self, uop: dict):
+        if uop.get("open"):
+            if uop["firings"]:
+                raise IsaError(f"pe micro-op open with firings={uop['firings']}: an open micro-op has no "
+                               f"count, so firings must be 0")
+            return
+        super().check_uop(uop)
+
     def _fired(self) -> bool:
         self.firings += 1
-        self.left -= 1
+        if not self.open:
+            self.left -= 1
         return True
+
+    @property
+    def busy(self) -> bool:
+        """Counted: a micro-op waits or runs. Open: the operator is out of its first state (the
+        fabric model adds tokens in the unit's channels), as the RTL's ``busy``."""
+        if self.open:
+            return not self._first_state()
+        return super().busy
 
     def _second_site_ready(self, inputs, outputs) -> bool:
         return self._has(inputs, 1) and self._has(inputs, 2) and \

@@ -23,6 +23,7 @@ from rivulet.sim.streams import (
     StreamBench,
     profile_named,
 )
+from rsn.fabric import DONE_LATENCY
 
 __all__ = ["PatternSource", "PatternSink", "FabricRun", "make_fabric_bench"]
 
@@ -89,6 +90,7 @@ class FabricRun:
         self.readback_words = readback_words
         self.done_cycle = None
         self.stalled_cycle = None
+        self._ctrl_taken = self._since_image = 0        # image words taken; cycles since the last
         self.host_sources = {}      # host input port -> its SourceDriver (make_fabric_bench sets them)
         # With ``ports``: per cycle, bits 2k and 2k+1 are stream k's valid and ready (the
         # native top's trace words, in the same order).
@@ -110,7 +112,16 @@ class FabricRun:
                 self.outputs[name].append(transfers[name])
         if "readback" in transfers:
             self.readback.append(transfers["readback"])
-        if sample["done"] and self.done_cycle is None:
+        # `done` counts only once it can see the whole image inside the fabric (rsn.fabric.Fabric):
+        # from DONE_LATENCY cycles after the cycle that follows the image's last transfer.
+        image_in = self.ctrl_source is None or self.ctrl_source.gate_at is None or \
+            self._ctrl_taken >= self.ctrl_source.gate_at
+        settled = image_in and self._since_image == DONE_LATENCY
+        if image_in and self._since_image < DONE_LATENCY:
+            self._since_image += 1
+        if "ctrl" in transfers:
+            self._ctrl_taken += 1
+        if sample["done"] and self.done_cycle is None and settled:
             self.done_cycle = cycle
             short = {name: f"{len(self.outputs[name])}/{count}"
                      for name, count in self.expected_counts.items() if len(self.outputs[name]) < count}

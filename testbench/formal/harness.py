@@ -39,7 +39,8 @@ from rivulet.sim.toolchain import tool_environment
 __all__ = [
     "BUILD_ROOT", "FormalBench", "ProofFailed", "ProofResult", "StallHistory", "TokenTracker",
     "assert_proven", "assert_stream_rules", "assume_stream_rules", "drive_free_consumer",
-    "drive_free_producer", "elaborate_open", "find_register", "run_proof", "stall_history",
+    "drive_free_producer", "elaborate_open", "find_register", "find_submodule", "run_proof",
+    "stall_history",
     "track_tokens",
 ]
 
@@ -91,6 +92,16 @@ def find_register(fragment: Fragment, name: str) -> Signal:
         raise LookupError(f"expected one signal named {name!r} in the design, found "
                           f"{len(matches)}; did the design's internals change?")
     return next(iter(matches.values()))
+
+
+def find_submodule(fragment: Fragment, name: str) -> Fragment:
+    """Return the direct submodule called ``name`` of ``fragment`` (e.g. ``"out0"``), to look
+    up registers of one instance among several alike."""
+    for subfragment, sub_name, _src_loc in fragment.subfragments:
+        if sub_name == name:
+            return subfragment
+    raise LookupError(f"expected a submodule named {name!r} in the design; did the design's "
+                      f"internals change?")
 
 
 def _assigned_signals(fragment: Fragment):

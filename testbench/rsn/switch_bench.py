@@ -189,7 +189,7 @@ def random_program(params: SwitchParams, seed: int, n_uops: int = 12) -> Program
     static = rng.random() < 0.5
     if static:
         uops.append(generator.static_uop())
-        if rng.random() < 0.3:          # a static route marked last: never finished
+        if rng.random() < 0.3:          # a static route marked last: finished once it issues
             last_index = len(uops) - 1
     uops[last_index]["last"] = 1
     extra = rng.randint(1, 8) if static else 0
@@ -347,8 +347,8 @@ class SwitchChecker:
     Per cycle: ``beats[j]`` equals the transfers seen on ``o[j]`` before this cycle; ``finished``
     stays low until the ``last`` micro-op has been accepted, and when high every output of that
     micro-op has delivered all but at most two (its skid buffer) of its tokens; ``busy`` is high
-    while a micro-op waits or an output owes, for accepted micro-ops, more tokens than its buffer
-    can hold; ``progress`` is high in
+    while a micro-op waits or an output owes, for accepted counted micro-ops, more tokens than its
+    buffer can hold; ``progress`` is high in
     every cycle a data token moves. At the end: sequences, beat counters, ``finished``, ``busy``.
     """
 
@@ -366,7 +366,9 @@ class SwitchChecker:
         self.settled = 0
         last = program.last_index
         self.last_outputs = set() if last is None else set(_enabled(params, program.uops[last]))
-        self.owed_at_last = {j: sum(1 for e in self.expected[j] if e.uop <= last)
+        # A static route never ends, so `finished` does not wait for its tokens.
+        self.owed_at_last = {j: sum(1 for e in self.expected[j]
+                                    if e.uop <= last and program.uops[e.uop]["beats"])
                              for j in self.last_outputs} if last is not None else {}
 
     def on_cycle(self, cycle, sample, transfers):
@@ -409,8 +411,10 @@ class SwitchChecker:
                 f"cycle {cycle}: tokens moved on {moved}, but progress is low")
 
     def _owed(self, j) -> int:
-        """Tokens output j carries for the micro-ops accepted so far."""
-        return sum(1 for e in self.expected[j] if e.uop < self.accepted_uops)
+        """Tokens output j carries for the counted micro-ops accepted so far (a static route does
+        not keep the switch busy)."""
+        return sum(1 for e in self.expected[j]
+                   if e.uop < self.accepted_uops and self.program.uops[e.uop]["beats"])
 
     def _check_token(self, cycle, j, token):
         index = len(self.received[j])

@@ -31,7 +31,7 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from rivulet.sim.streams import stream_ports
-from rsn.fabric import Fabric
+from rsn.fabric import DONE_LATENCY, Fabric
 
 __all__ = ["SimTop", "END_REASONS", "PROTOCOL_ERRORS", "NO_CYCLE"]
 
@@ -220,7 +220,13 @@ class SimTop(wiring.Component):
         host_outputs = [stream for stream in self.sinks if stream.name != "readback"]
         short = _any(counts_next[stream.name] < cfg[f"cfg_snk{stream.number}_expect"]
                      for stream in host_outputs)
-        done_rise = fabric.done & ~done_seen
+        # `done` counts only once it can see the whole image inside the fabric: from DONE_LATENCY
+        # cycles after the cycle that follows its last word's transfer (rsn.fabric.Fabric).
+        image_in = sent["ctrl"] >= cfg["cfg_gate"]
+        since_image = Signal(range(DONE_LATENCY + 1))
+        with m.If(running & image_in & (since_image != DONE_LATENCY)):
+            m.d.sync += since_image.eq(since_image + 1)
+        done_rise = fabric.done & ~done_seen & image_in & (since_image == DONE_LATENCY)
         early_done = done_rise & short
         stall_rise = fabric.stalled & ~stall_seen
         start_diagnosis = stall_rise & ~cfg["cfg_expect_stall"].bool()

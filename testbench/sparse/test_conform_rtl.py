@@ -1,0 +1,70 @@
+"""The RTL primitives on Verilator: SAM's recorded vectors, numpy-referenced random cases and
+cases whose expectation was changed on purpose, under every stall profile and two seeds, with a
+protocol monitor on every stream; one build and one simulation for all of them."""
+
+import copy
+from collections import Counter
+from dataclasses import replace
+
+import pytest
+
+from rivulet.sim.seeds import seeds_for
+from rivulet.sim.sparse_conform import run_rtl
+from rivulet.sim.streams import PROFILES
+from samflow.suite import load_directory
+
+from .random_cases import SUITE, random_files
+from .spec_cases import spec_files
+from .test_conform_model import EXPECTED, SCHEDULED
+
+needs_suite = pytest.mark.skipif(not SUITE.is_dir(), reason="SAM peer suite not found beside the repository")
+
+
+def _mutants(files):
+    """Copies of three cases with one expectation changed each: the RTL runs must fail them."""
+    by_name = {vectors.primitive: vectors for vectors in files}
+    mutants = []
+    for primitive, change in (("add", "token"), ("reduce", "missing"), ("wr_scan_vals", "memory"),
+                              ("intersect", "extra")):
+        vectors = by_name[primitive]
+        case = copy.deepcopy(vectors.cases[0])
+        if change == "token":
+            case.outputs["val"][2] += 1
+        elif change == "missing":
+            case.outputs["val"].remove("S0")
+        elif change == "memory":
+            case.memory_out["arr"][1] += 1
+        else:
+            case.outputs["crd"].insert(0, 0)
+        path = vectors.path.with_name(f"mutant_{primitive}.json")
+        mutants.append(replace(vectors, path=path, cases=[case]))
+    return mutants
+
+
+@pytest.mark.verilator
+@pytest.mark.long(1)
+@needs_suite
+def test_rtl_conforms_to_the_suite_and_to_numpy_under_every_stall_profile():
+    suite = load_directory(SUITE, checked_primitives=set(EXPECTED))
+    seeds = seeds_for("samflow:rtl", 2)
+    print(f"RTL conformance seeds={seeds}")
+    randoms = random_files(seeds[0], 3)
+    specs = spec_files()
+    outcomes = run_rtl(suite + randoms + specs, once=_mutants(suite), profiles=list(PROFILES), seeds=seeds)
+    mutants = [o for o in outcomes if o.file.startswith("mutant_")]
+    rest = [o for o in outcomes if not o.file.startswith("mutant_")]
+    failed = [f"{o.file} {o.case}: {o.detail}" for o in rest if o.status == "failed"]
+    assert not failed, "\n".join(failed)
+    assert [o.status for o in mutants] == ["failed"] * 4, [o.detail for o in mutants]
+    counts = Counter((o.primitive, o.status) for o in rest if not o.file.startswith(("random_", "spec_")))
+    for primitive, (passed, unsupported) in EXPECTED.items():
+        got = (counts[primitive, "passed"], counts[primitive, "unsupported"])
+        assert got == (passed, unsupported), primitive
+    assert sum(o.status == "passed" for o in rest if o.file.startswith("random_")) == 6 * 3
+    assert sum(o.status == "passed" for o in rest if o.file.startswith("spec_")) == 7
+    # Every case ran under every profile and seed; schedule-dependent ones on their recorded schedule too.
+    runs = len(PROFILES) * len(seeds)
+    for outcome in rest:
+        if outcome.status == "passed":
+            expected = runs + 1 if outcome.primitive in SCHEDULED else runs
+            assert outcome.detail.startswith(f"{expected} runs"), (outcome.case, outcome.detail)
