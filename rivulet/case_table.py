@@ -40,6 +40,17 @@ def _rtl_results(workload, compiled, *, seed: int, profile: str) -> list:
         raise RunMismatch(f"the RTL simulation failed: {failure}") from None
 
 
+def _draw_cases(report, compiled, models, results, say):
+    from pathlib import Path
+
+    from .pictures import write_run_report
+    for k, (image, model, rtl) in enumerate(zip(compiled, models, results, strict=True)):
+        runs = {name: run for name, run in (("model", model), ("rtl", rtl)) if run is not None}
+        if runs:
+            write_run_report(Path(report) / f"case-{k}", image, runs)
+    say(f"   pictures of the runs: {Path(report) / 'case-K' / 'index.html'} for case K")
+
+
 def _table(rows: list[list[str]], headers: list[str]):
     """Left-aligned case, origin and result; right-aligned figures; each column as wide as it needs."""
     widths = [max(len(text) for text in column) for column in zip(headers, *rows, strict=True)]
@@ -49,9 +60,11 @@ def _table(rows: list[list[str]], headers: list[str]):
         yield "   " + " ".join(cells)
 
 
-def run_table(workload, cases, spec, *, sim: str, seed: int, profile: str, say, record=None) -> dict:
+def run_table(workload, cases, spec, *, sim: str, seed: int, profile: str, say, record=None,
+              report=None) -> dict:
     """Run ``cases`` (lowered for ``spec``); raise :class:`RunMismatch` if any fails. ``record``
-    (a :class:`~rivulet.report.RunRecord`) collects each case's results."""
+    (a :class:`~rivulet.report.RunRecord`) collects each case's results; with ``report`` (a
+    directory), case k's run is drawn into ``report/case-k/``."""
     record = record if record is not None else RunRecord()
     compiled = [case.compile(case.program, spec, seed) for case in cases]
     entries = [record.case(case.name, case.origin) for case in cases]
@@ -62,9 +75,11 @@ def run_table(workload, cases, spec, *, sim: str, seed: int, profile: str, say, 
     for note in workload.notes:
         say(f"   {note}")
     problems = [list(case.problems) for case in cases]
+    models = [None] * len(cases)
     if on_model:
         for k, (case, image) in enumerate(zip(cases, compiled, strict=True)):
             model, found = _on_model(case, image, spec)
+            models[k] = model
             problems[k] += found
             if model is not None:
                 entries[k].runs["model"] = run_figures(model, used_tiles(image))
@@ -93,6 +108,8 @@ def run_table(workload, cases, spec, *, sim: str, seed: int, profile: str, say, 
         rows.append([str(k), case.origin, "FAIL" if problems[k] else "pass", *figures.values()])
         if problems[k]:
             failures.append(f"case {k}: " + "; ".join(problems[k]))
+    if report is not None:
+        _draw_cases(report, compiled, models, results, say)
     lines = list(_table(rows, headers))
     say(lines[0])
     for k, line in enumerate(lines[1:]):

@@ -39,16 +39,19 @@ from .exits import (
     crash_line,
     signals_unwind,
 )
+from .extras import ExtraMissing, require_extra
 from .frontends import FrontendError
 from .generate import generate
 from .report import RunRecord
 from .sim.streams import PROFILES
+from .sweep.spec import SweepError
 
 __all__ = ["main", "USER_ERRORS"]
 
 # Errors about what the user asked for: reported as one clear line, without a traceback.
 USER_ERRORS = (BoardError, ParameterError, FabricError, IsaError, ImageError, GraphError, ProgramError,
-               PlaceError, RouteError, ProgramLoadError, FrontendError, SuiteError)
+               PlaceError, RouteError, ProgramLoadError, FrontendError, SuiteError, SweepError,
+               ExtraMissing)
 
 _EXAMPLES = """\
 examples:
@@ -57,6 +60,7 @@ examples:
   rivulet generate fork -p n=3 -p mode=lockstep -o fork3.v --metadata fork3.json
   rivulet compile examples/ripple_bfs.py -o build/bfs.json
   rivulet build --board icebreaker
+  rivulet sweep examples/sweeps/family.toml -j 2
 
 exit status: 0 passed, 1 results differ, 2 bad input, 3 internal error (a bug),
 130 / 143 interrupted (Ctrl-C / SIGTERM)
@@ -158,6 +162,10 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--json", action="store_true",
                      help="print the results as JSON on stdout (outputs, cycles, per-tile counters, "
                           "pass/fail per case, exit status, error); the report goes to stderr")
+    run.add_argument("--report", type=Path, metavar="DIR",
+                     help="draw the run into DIR (PNG and SVG, needs pip install 'rivulet-hw[plot]'): the "
+                          "grid with tile kinds and placed nodes, each stream's route, link beats, firings "
+                          "and stalls per tile as heat maps, and DIR/index.html with the table of tiles")
     run.add_argument("--vectors", type=Path, metavar="VECTORS.json",
                      help="for a dataflow graph PROGRAM.json (RipTide JSON): its cases; --sim model runs "
                           "them on the Ripple golden model, --sim rtl/both on pe tiles (default fabric "
@@ -192,6 +200,29 @@ def _parser() -> argparse.ArgumentParser:
     compiling.add_argument("--kernel", metavar="NAME",
                            help="for a file of @kernel functions: which kernel (needed when it has several)")
     compiling.set_defaults(handler=_compile)
+
+    sweep = commands.add_parser(
+        "sweep", parents=[common], formatter_class=argparse.RawDescriptionHelpFormatter,
+        help="run a design-space sweep: fabric parameters against programs, one table of results",
+        description="Run every job of SPEC.toml (generate, model and RTL runs, synthesis, place and route) "
+                    "at every point of its axes, skipping the jobs done before (each is kept by the hash "
+                    "of its inputs), and write results.json, results.csv, summary.md and Pareto plots "
+                    "into the sweep's directory. A failed job is reported with its log and the others "
+                    "go on; the exit status is 1 when any job did not pass (docs/sweeps.md).",
+        epilog="examples:\n  rivulet sweep examples/sweeps/family.toml\n"
+               "  rivulet sweep examples/sweeps/family.toml -j 2 -o build/my-sweep\n"
+               "  rivulet sweep examples/sweeps/family.toml --executor ray --address auto")
+    sweep.add_argument("spec", type=Path, metavar="SPEC.toml", help="the sweep file")
+    sweep.add_argument("-j", "--jobs", type=int, metavar="N",
+                       help="jobs at once (default: every core; with Ray, the CPUs of a local cluster)")
+    sweep.add_argument("--executor", choices=("pool", "ray"), default="pool",
+                       help="a local pool of job processes (default) or Ray (pip install 'rivulet-hw[ray]')")
+    sweep.add_argument("--address", metavar="ADDRESS",
+                       help="with --executor ray: the cluster to join (e.g. auto, or ray://HOST:10001); "
+                            "default: start a local one")
+    sweep.add_argument("-o", "--output", type=Path, metavar="DIR",
+                       help="the sweep's directory: jobs/ and the results (default: build/sweep/NAME/)")
+    sweep.set_defaults(handler=_sweep)
 
     build = commands.add_parser(
         "build", parents=[common], formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -280,6 +311,8 @@ def _run(arguments) -> int:
     if arguments.sim == "board" and not arguments.port:
         raise ParameterError("--sim board needs --port, the board's serial port (e.g. /dev/ttyUSB1)")
     say = _on_stderr if arguments.json else print       # stdout is the JSON's alone
+    if arguments.report is not None:
+        require_extra("matplotlib", "plot", "rivulet run --report")
     if arguments.waves and arguments.tier == "native":
         raise ParameterError("--waves needs the cocotb tier: leave out --tier native (the native tier "
                              "writes no waves)")
@@ -290,7 +323,8 @@ def _run(arguments) -> int:
             run_file(arguments.program, fabric=arguments.fabric, sim=arguments.sim, seed=arguments.seed,
                      profile=arguments.profile, port=arguments.port, baud=arguments.baud,
                      vectors=arguments.vectors, definitions=arguments.definitions, say=say,
-                     record=arguments.record, mode=arguments.mode, kernel=arguments.kernel)
+                     record=arguments.record, mode=arguments.mode, kernel=arguments.kernel,
+                     report=arguments.report)
         except _board_errors() as error:
             if arguments.sim != "board":
                 raise
@@ -323,6 +357,24 @@ def _board_errors() -> tuple:
     """What a real board can report: a port that will not open, silence, a stall, a link error."""
     from board.host import BoardProtocolError, FabricStalled, LinkError, TransportTimeout
     return (OSError, TransportTimeout, LinkError, FabricStalled, BoardProtocolError)
+
+
+def _sweep(arguments) -> int:
+    from .sweep import run_sweep
+    if arguments.jobs is not None and arguments.jobs < 1:
+        raise ParameterError(f"-j {arguments.jobs}: give at least 1 job at once")
+    if arguments.address and arguments.executor != "ray":
+        raise ParameterError("--address names a Ray cluster: add --executor ray")
+    outcome = run_sweep(arguments.spec, executor=arguments.executor, workers=arguments.jobs,
+                        address=arguments.address, directory=arguments.output, say=print)
+    print(f"{len(outcome.rows)} jobs ({outcome.ran} run now, the others done before) in "
+          f"{outcome.seconds:.1f} s; {len(outcome.failed)} did not pass")
+    for path in outcome.files:
+        print(f"wrote {_shown(path)}")
+    if outcome.failed:
+        raise RunFailed(f"{len(outcome.failed)} of {len(outcome.rows)} sweep jobs did not pass; "
+                        f"their logs are named above and in {_shown(outcome.directory / 'summary.md')}")
+    return 0
 
 
 def _build(arguments) -> int:

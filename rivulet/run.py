@@ -25,11 +25,12 @@ __all__ = ["run_file", "run_program"]
 def run_file(path, *, fabric=None, sim: str = "model", seed: int = 1, profile: str = "random_stall_50",
              say=print, port: str | None = None, baud: int = 115_200, vectors=None,
              definitions=(), record: RunRecord | None = None, mode: str | None = None,
-             kernel: str | None = None) -> dict:
+             kernel: str | None = None, report=None) -> dict:
     """Run the input file ``path`` on the fabric described by ``fabric`` (default: the front-end's)
     with ``-D`` ``definitions`` (``NAME=VALUE`` strings) and, for a file of language kernels, its
     ``mode`` and ``kernel``; raise :class:`RunMismatch` if a run's
-    results differ from the expected ones or from each other. ``record`` collects the results."""
+    results differ from the expected ones or from each other. ``record`` collects the results;
+    ``report``: a directory for the pictures of the run (:mod:`rivulet.pictures`)."""
     path = Path(path)
     record = record if record is not None else RunRecord(str(path), sim)
     frontend = frontend_for(path)
@@ -41,14 +42,18 @@ def run_file(path, *, fabric=None, sim: str = "model", seed: int = 1, profile: s
     if sim not in workload.sims:
         raise FrontendError(f"--sim {sim}: {path.name} runs with --sim " + ", --sim ".join(workload.sims))
     if sim == "model" and workload.model is not None:
+        if report is not None:
+            raise FrontendError(f"--report draws a run on the fabric, and {path.name} runs on its own "
+                                f"golden model with --sim model: use --sim rtl or --sim both")
         return {"model": workload.model(say, record)}
     spec = load_fabric(fabric or workload.default_fabric)
     cases = workload.lower(spec)
     if workload.one_line_per_case:
-        return run_table(workload, cases, spec, sim=sim, seed=seed, profile=profile, say=say, record=record)
+        return run_table(workload, cases, spec, sim=sim, seed=seed, profile=profile, say=say, record=record,
+                         report=report)
     (case,) = cases
     return run_program(case, spec, sim=sim, seed=seed, profile=profile, say=say, port=port, baud=baud,
-                       record=record)
+                       record=record, report=report)
 
 
 def _report_units(compiled, firings, link_beats, say, stalls=None):
@@ -80,8 +85,9 @@ def _judge(what: str, case, compiled, result, reads: dict | None, say, entry):
 
 def run_program(case, spec, *, sim: str = "model", seed: int = 1, profile: str = "random_stall_50",
                 say=print, port: str | None = None, baud: int = 115_200,
-                record: RunRecord | None = None) -> dict:
-    """Compile ``case`` for ``spec``, run it where ``sim`` says, judge and compare the runs."""
+                record: RunRecord | None = None, report=None) -> dict:
+    """Compile ``case`` for ``spec``, run it where ``sim`` says, judge and compare the runs;
+    with ``report`` (a directory), draw the run there, also when it failed its checks."""
     program = case.program
     entry = (record if record is not None else RunRecord()).case(case.name, case.origin)
     started = time.monotonic()
@@ -92,6 +98,17 @@ def run_program(case, spec, *, sim: str = "model", seed: int = 1, profile: str =
         f"{len(compiled.image)} image words, {len(compiled.routing.routes)} streams, "
         f"placement {dict(sorted(compiled.routing.placement.tiles.items()))}")
     results = {}
+    try:
+        return _run_compiled(case, compiled, spec, results, sim=sim, seed=seed, profile=profile, say=say,
+                             port=port, baud=baud, entry=entry, tiles=tiles)
+    finally:
+        if report is not None and results:
+            from .pictures import write_run_report
+            say(f"   pictures of the run: {write_run_report(report, compiled, results)}")
+
+
+def _run_compiled(case, compiled, spec, results, *, sim, seed, profile, say, port, baud, entry, tiles):
+    program = case.program
     if sim in ("model", "both"):
         fabric_model = FabricModel(spec)
         try:
