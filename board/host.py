@@ -201,6 +201,16 @@ class HostLink:
             await self.poll()
         return self.status
 
+    async def image_taken(self) -> None:
+        """Wait until the fabric has taken every ctrl word sent (every ctrl credit back), then ask
+        for a fresh status. ``done`` counts only once the whole image is inside the fabric: a
+        program of open micro-ops, which finish at once, shows ``done`` between its packets
+        (rsn.fabric.Fabric). The status asked for now is sampled many UART bytes, so far more than
+        DONE_LATENCY cycles, after the last word went in."""
+        while self.credits[CHANNEL_CTRL] < self.initial_credits:
+            await self.poll()
+        await self.request_status()
+
     async def wait_done(self, expected_outputs: dict[str, int] | None = None) -> None:
         """Wait until the board says done and every expected host output word has arrived."""
         expected = expected_outputs or {}
@@ -223,6 +233,7 @@ class HostLink:
         """Load and run a compiled program, then read its counters: what the simulation
         harness's ``run_on_rtl`` returns (``done_cycle`` is not visible over the link)."""
         await self.stream(compiled.image, compiled.program.host_inputs)
+        await self.image_taken()
         await self.wait_done(compiled.host_outputs)
         reads, layout = counter_reads(compiled.spec, used_tiles(compiled))
         readback = await self.read_registers(reads, sum(count for _, count in layout))
