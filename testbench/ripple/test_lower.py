@@ -481,9 +481,11 @@ def _check(label, lowering, compiled, outputs, firings, reads):
     for port, tokens in lowering.program.expected.items():
         assert outputs.get(port, []) == tokens, f"{label}: host port {port}"
     assert reads == lowering.program.expected_reads, f"{label}: status and arrays read back"
+    # Every program here fires the same counts under any schedule, open counts or not (open
+    # ones give a tile to units that never fire: their zeros are left out on both sides).
     tiles = compiled.routing.placement.tiles
     assert {name: firings[tiles[name]] for name in lowering.program.graph.nodes if name in tiles
-            and not lowering.program.graph.nodes[name].is_host} == \
+            and not lowering.program.graph.nodes[name].is_host and firings[tiles[name]]} == \
         {name: count for name, count in lowering.firings.items() if count}, f"{label}: PE firings"
 
 
