@@ -268,33 +268,31 @@ def test_a_later_stream_that_leaves_an_earlier_sink_out_is_refused():
         check_program(default_fabric(), graph)
 
 
-def test_counts_are_checked_per_phase():
+def _pass_through_twice(declared_in: int, second_in: int) -> StreamGraph:
+    """x -> a -> y with 4 tokens, then a second phase of 8 (``second_in`` into a); the host ports
+    declare ``declared_in`` and 12 tokens."""
     graph = StreamGraph()
-    graph.add_host_in("x", "in0", 11)
+    graph.add_host_in("x", "in0", declared_in)
     graph.add_host_out("y", "out0", 12)
     graph.add_node("a", "alu", [_alu(4)])
     graph.connect("x", "a", 4)
     graph.connect("a", "y", 4)
     graph.next_phase()
     graph.add_uops("a", [_alu(8)])
-    graph.connect("x", "a", 7)
+    graph.connect("x", "a", second_in)
     graph.connect("a", "y", 8)
+    return graph
+
+
+def test_counts_are_checked_per_phase():
+    graph = _pass_through_twice(11, 7)
     with pytest.raises(ProgramError, match=r"stream x.o0 -> a.i0 \(phase 1\) carries 7 tokens but node 'a' "
                                            r"\(alu\) consumes 8 on a.i0 in phase 1"):
         check_program(default_fabric(), graph)
 
 
 def test_a_host_node_declares_the_sum_of_its_phases():
-    graph = StreamGraph()
-    graph.add_host_in("x", "in0", 9)
-    graph.add_host_out("y", "out0", 12)
-    graph.add_node("a", "alu", [_alu(4)])
-    graph.connect("x", "a", 4)
-    graph.connect("a", "y", 4)
-    graph.next_phase()
-    graph.add_uops("a", [_alu(8)])
-    graph.connect("x", "a", 8)
-    graph.connect("a", "y", 8)
+    graph = _pass_through_twice(9, 8)
     with pytest.raises(ProgramError, match=r"host node 'x' has streams in several phases carrying 4 \+ 8 "
                                            r"tokens, but declares 9; declare their sum"):
         check_program(default_fabric(), graph)
