@@ -88,7 +88,7 @@ def op_ports(node: Node) -> tuple[tuple[int, ...], int]:
     if op == "QUEUE":
         return (width,), width
     if op == "ARB":
-        return (width * attrs.get("sources", 0),), width
+        return (width * attrs.get("sources", 0),), width + bool(attrs.get("index"))
     if op == "TASK":
         return (width if attrs.get("ind") else width + 1,), width
     raise GraphError(f"{node}: unknown operator {op!r}")
@@ -150,6 +150,9 @@ class Graph:
             raise GraphError(f"{node}: width {attrs.get('width')!r} must be an integer >= 1 (the tuple size)")
         if node.op == "ARB" and (not _is_int(attrs.get("sources")) or attrs["sources"] < 2):
             raise GraphError(f"{node}: sources {attrs.get('sources')!r} must be an integer >= 2")
+        if node.op == "ARB" and not isinstance(attrs.get("index", False), bool):
+            raise GraphError(f"{node}: index {attrs['index']!r} must be True (emit the winning source on "
+                             f"port {attrs['width']}) or False")
         if node.op == "TASK" and not isinstance(attrs.get("ind"), bool):
             raise GraphError(f"{node}: needs ind=True (pipelined) or ind=False (one at a time)")
         if len(node.inputs) not in counts:

@@ -4,7 +4,8 @@ The lowering (docs/ripple.md, "On the RTL fabric"):
 
 * **One PE per operator, or per pair of sites** (a *unit*). One ACQUIRE and one RELEASE share
   a LOCK PE (the atomic directory); the LOAD and the STORE of one STOREd array share an LDST PE
-  (the array's bank). QUEUE, ARB and TASK of one value per token are PEs of those operators. A
+  (the array's bank). QUEUE, ARB and TASK are PEs of those operators, one per field of a
+  tuple (:mod:`ripple_core.tuples` splits tuples into one stream per field first). A
   task on a push cycle without a spill queue is refused, naming the queue (Ripple's rule).
   Otherwise each operator node becomes a ``pe`` node. Its configuration word
   (operator, ``pred``, STREAM ``cmp``, the slot kinds, the ``drop`` mask) and the constants of its
@@ -56,7 +57,7 @@ spilled at once; a ring that cannot fit, or that the caller declares smaller tha
 refused naming the queue. Its base and size are the PE's registers 5 and 12, and a ring that
 runs out at run time shows as the queue's fault, which the checker reports by the queue's name.
 
-Not on the fabric: tuples of more than one value in Ripple's operators, and on private banks
+Not on the fabric: an ARB of tuples from more than three sources, and on private banks
 more than one ACQUIRE or RELEASE site and the memory shapes they cannot serve (a STOREd array
 accessed by more than one LOAD or STORE, a base that is not the array's held pointer argument,
 a sync slot on a STORE or on an LDST's LOAD). A graph that uses one gets a
@@ -75,6 +76,7 @@ from .graph import Graph, GraphError, op_ports
 from .interp import DeadlockError, Result, RunawayError, layout, run
 from .ops import wrap
 from .pe import MEM_WINDOW, N_PORTS, N_SLOTS, PE_OPS, REG_CONFIG, REG_CONST, REG_STATUS, pe_config_word
+from .tuples import split_tuples
 
 __all__ = ["LoweringError", "RippleLowering", "Unit", "MAX_FIRINGS", "check_lowerable",
            "memory_nodes", "lower_graph", "compile_lowering"]
@@ -245,11 +247,6 @@ def _node_unit(graph: Graph, node, array: str | None) -> Unit:
     unit = Unit(node.name, node.op, (node.name,), {(node.name, k): k for k in range(n_in)},
                 {(node.name, p): p for p in range(n_out)}, pred=node.attrs.get("pred", False),
                 cmp=node.attrs.get("cmp", "SLT"), array=array)
-    width = node.attrs.get("width", 1)
-    if node.op in ("QUEUE", "ARB", "TASK") and width != 1:
-        raise LoweringError(f"{_where(graph, node)}: a {node.op} of {width}-value tuples; a pe tile "
-                            f"passes one value per token, so on the fabric tasks, queues and arbs "
-                            f"carry one value (pack several into one word)")
     if node.op == "QUEUE":
         # depth None is the run's default slot depth: lower_graph puts the fabric's queue_depth
         unit.pred, unit.registers = node.inputs[0].spill, {pe_kind.REG_QUEUE_DEPTH: node.inputs[0].depth}
@@ -270,7 +267,9 @@ def _node_unit(graph: Graph, node, array: str | None) -> Unit:
 def check_lowerable(graph: Graph, *, shared_memory: bool = False) -> dict[str, Unit]:
     """Raise :class:`LoweringError` for the first node or slot a pe tile cannot run; return the
     graph's units. ``shared_memory``: the fabric has one, so LOAD and STORE have no private
-    bank's rules, and each is a unit of its own."""
+    bank's rules, and each is a unit of its own. A graph with tuples is judged (and its units
+    named) as :func:`~ripple_core.tuples.split_tuples` splits it for the fabric."""
+    graph = split_tuples(graph)
     if shared_memory:
         units = {node.name: _node_unit(graph, node, None)
                  for node in graph.nodes.values() if node.op != "SINK"}
@@ -400,7 +399,7 @@ def lower_graph(graph: Graph, case: dict, spec, *, name: str | None = None,
     """
     if counts not in COUNTS:
         raise LoweringError(f"counts={counts!r} is not one of {', '.join(COUNTS)}")
-    graph.validate()
+    graph = split_tuples(graph.validate())
     open_counts = counts == "open" or (counts == "auto" and schedule_dependent(graph))
     shared = spec.memory is not None
     units = check_lowerable(graph, shared_memory=shared)

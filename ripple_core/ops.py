@@ -283,7 +283,9 @@ class Queue(Operator):
 class Arb(Operator):
     """[ripple] ``arb``: n sources of k-tuples. Round-robin from the source after the last one
     granted; only a source whose whole tuple is present may win, and the tuple leaves in one
-    firing. A source that stays ready waits at most n - 1 grants."""
+    firing. A source that stays ready waits at most n - 1 grants. With ``index`` the arb also
+    emits the winning source's number on port k, so that other fields can follow the same choice
+    (a pe tile's arb always does, on its port 1: ripple_core/tuples.py)."""
 
     def initial_state(self):
         return 0
@@ -294,8 +296,10 @@ class Arb(Operator):
             source = (self.state + step) % sources
             slots = range(source * width, (source + 1) * width)
             if _all(view, slots):
-                return Fire(tuple(slots), tuple((k, view.peek(s)) for k, s in enumerate(slots)),
-                            (source + 1) % sources)
+                outputs = tuple((k, view.peek(s)) for k, s in enumerate(slots))
+                if self.node.attrs.get("index"):
+                    outputs += ((width, source),)
+                return Fire(tuple(slots), outputs, (source + 1) % sources)
         return None
 
     def idle(self) -> bool:

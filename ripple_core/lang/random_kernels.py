@@ -604,9 +604,11 @@ class Outcome:
         return self.kind == "ok"
 
 
-def check(program: Program, depths=(2, None), max_cycles: int = 200_000) -> Outcome:
+def check(program: Program, depths=(2, None), max_cycles: int = 200_000, transform=None) -> Outcome:
     """Compile ``program``, run it on the golden model at each slot depth and under the reference,
-    and compare. Task outputs (any output of a graph with tasks) are compared as multisets."""
+    and compare. Task outputs (any output of a graph with tasks) are compared as multisets.
+    ``transform``: a graph-to-graph pass (such as ``ripple_core.tuples.split_tuples``) applied to
+    the compiled graph before it runs, so that the pass is judged by the same reference."""
     from ripple_core.interp import DeadlockError, RunawayError, run
 
     from .compiler import compile_kernel
@@ -621,6 +623,8 @@ def check(program: Program, depths=(2, None), max_cycles: int = 200_000) -> Outc
             return Outcome("refused", str(error))
         except Exception as error:  # noqa: BLE001  (any other exception is a compiler bug)
             return Outcome("compiler-crash", f"{type(error).__name__}: {error}")
+        if transform is not None:
+            graph = transform(graph)
         try:
             memory, outputs, returned = run_reference(fn, dict(program.args),
                                                       {k: list(v) for k, v in program.memory.items()})

@@ -79,7 +79,8 @@ Architecture
 
 * **Ripple's operators** (docs/ripple.md, "Ripple's operators in hardware"). ``ARB``: a
   round-robin merge of the slots that have a token, from the slot after the last grant (a
-  ``const`` slot never armed is an absent source). ``TASK``: dispatch of slot 0's arguments on
+  ``const`` slot never armed is an absent source), with the granted slot's number on ``o[1]``
+  (drop the port when no tuple field follows the choice). ``TASK``: dispatch of slot 0's arguments on
   ``o[0]``; with ``pred`` (``ind``) whenever there is room, without it one at a time, a token on
   slot 1 returning the one credit (before any dispatch). With a bank only: ``QUEUE`` keeps its
   tokens in the bank as a ring: slot 0's tokens enter while fewer than the depth (register 8)

@@ -50,10 +50,10 @@ class _Node:
 
     def __init__(self, name: str, op: str, config: dict):
         self.name, self.op, self.inputs = name, op, [None] * N_SLOTS
-        # ARB: one-token tuples from the three slots (an empty slot is an absent source); TASK:
-        # one argument, ``ind`` is pred.
+        # ARB: one-token tuples from the three slots (an empty slot is an absent source), the
+        # granted slot's number on port 1; TASK: one argument, ``ind`` is pred.
         self.attrs = {"pred": config["pred"], "cmp": config["cmp"], "width": 1, "sources": N_SLOTS,
-                      "ind": config["pred"]}
+                      "index": True, "ind": config["pred"]}
 
 
 class PeModel(UnitModel):

@@ -189,8 +189,9 @@ class RipplePE(wiring.Component):
         m.d.comb += [next_loop.eq(loop), next_index.eq(index)]
 
         def grant(m, k):
-            """ARB: pass slot k's token and start the next round after it."""
-            m.d.comb += [rule.eq(1), take.eq(1 << k), emit.eq(0b01), out[0].eq(v[k]),
+            """ARB: pass slot k's token, and k itself on port 1 (for the other fields of a tuple:
+            ripple_core/tuples.py), and start the next round after it."""
+            m.d.comb += [rule.eq(1), take.eq(1 << k), emit.eq(0b11), out[0].eq(v[k]), out[1].eq(k),
                          next_index.eq((k + 1) % N_SLOTS)]
 
         # One comparator, shared by the compare operators (a, b) and STREAM (index, bound).

@@ -263,12 +263,6 @@ def test_the_reference_is_the_case_not_the_model():
 
 
 def test_lowering_errors_name_the_node():
-    b = Builder("queued")
-    pair = b.queue(b.const(1), b.const(2), depth=2, name="q")
-    b.sink("out", b.add(*pair))
-    with pytest.raises(LoweringError, match=r"node 'q' \(QUEUE\): a QUEUE of 2-value tuples; a pe tile "
-                                            r"passes one value per token"):
-        lower_graph(b.build(), {"expect": {"out": [3]}}, FABRIC)
     graph = maxof_program()
     graph.nodes["copy"].inputs[0] = Input("edge", source="after", hold=True)
     with pytest.raises(LoweringError, match=r"node 'copy' \(ID\), input 0 \(after.o0 \(hold\)\): a held "

@@ -146,6 +146,7 @@ class ArbRule(Rule):
         self.expected_total = sum(len(s) for s in streams.values())
         self.pointer, self.grants, self.out, self.waits = 0, [], [], [0, 0, 0]
         self.max_wait = 0
+        self.granted, self.indices = [], []     # the slot of every grant; port 1's tokens
 
     def on_cycle(self, cycle, sample, transfers):
         taken = [k for k in range(3) if f"i__{k}" in transfers]
@@ -158,11 +159,14 @@ class ArbRule(Rule):
                                    f"round robin from {self.pointer} picks {expected}")
             self.pointer = (k + 1) % 3
             self.grants.append(transfers[f"i__{k}"])
+            self.granted.append(k)
             for other in present:
                 self.waits[other] = 0 if other == k else self.waits[other] + 1
                 self.max_wait = max(self.max_wait, self.waits[other])
         if "o__0" in transfers:
             self.out.append(transfers["o__0"])
+        if "o__1" in transfers:
+            self.indices.append(transfers["o__1"])
 
     def complete(self):
         return len(self.out) >= self.expected_total
@@ -183,6 +187,26 @@ def test_arb_round_robin_and_fair(profile):
                      profile=profile, seed=seed)
         for k in range(3):
             assert [t for t in rule.out if t >> 16 == k] == streams[k], "ARB reordered one source"
+
+
+class ArbIndexRule(ArbRule):
+    """ArbRule with port 1 kept: the run is complete when both ports have delivered every grant."""
+
+    def complete(self):
+        return super().complete() and len(self.indices) >= self.expected_total
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_arb_emits_the_granted_slot_on_port_1(profile):
+    """With port 1 kept, every grant also emits the granted slot's number there, in grant order,
+    under the same back-pressure as port 0 (a tuple's other fields follow it: ripple_core/tuples.py)."""
+    for seed in _seeds(f"arb-index:{profile}"):
+        rng = random.Random(seed)
+        streams = {k: [(k << 16) | n for n in range(rng.randint(5, 25))] for k in range(3)}
+        rule = ArbIndexRule(streams)
+        run_op_bench(RipplePE(0), {REG_CONFIG: pe_config_word("ARB")}, streams, rule, profile=profile, seed=seed)
+        assert rule.indices == rule.granted
+        assert rule.indices == [token >> 16 for token in rule.out]
 
 
 def test_arb_two_sources_skip_the_absent_slot():
