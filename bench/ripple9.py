@@ -8,12 +8,13 @@ both versions on the same inputs (one seed):
 
 * on the golden model (``ripple_core.interp.run``, slot depth 2, memory latency 1): cycles,
   firings, IPC and spill traffic;
-* with ``--rtl``, also on the Verilated fabric examples/fabrics/ripple_large.toml (8x9 pe tiles,
-  shared banked memory), native tier, every case in ONE simulation: compute cycles (the fabric's
-  counter less the image words loaded after START), firings, and the shared memory's bank
-  accesses and conflicts;
-* ``--dry`` lowers and places/routes every case for that fabric without simulating, so that the
-  RTL path is known to work without the fabric's build.
+* with ``--rtl``, also on a Verilated fabric with a shared banked memory, native tier: each case
+  on the first of :data:`FABRICS` (examples/fabrics/ripple_large.toml, 8x9 pe tiles, then
+  ripple_xl.toml, 12x12) that it fits and routes on, every case of one fabric in ONE simulation
+  (the fabrics' simulations side by side): compute cycles (the fabric's counter less the image
+  words loaded after START), firings, and the shared memory's bank accesses and conflicts;
+* ``--dry`` lowers and places/routes every case for those fabrics without simulating, so that the
+  RTL path is known to work without the fabrics' builds.
 
 Every run's final memory and outputs go through the workload's own ``check`` (an independent
 reference: numpy or networkx); a failed check is a row's verdict in the table, never dropped.
@@ -41,7 +42,10 @@ from .common import REPO, RESULTS, git_stamp, now, write_results
 
 __all__ = ["present", "measure_model", "measure_rtl", "fabric_verdict", "markdown", "main"]
 
-FABRIC = REPO / "examples" / "fabrics" / "ripple_large.toml"
+# Smallest first; a case goes to the first it routes on. A fabric with fewer than PEs / FILL tiles
+# is not tried (the router needs room around busy tiles), nor one a version failed to route on.
+FABRICS = tuple(REPO / "examples" / "fabrics" / name for name in ("ripple_large.toml", "ripple_xl.toml"))
+FILL = 0.8
 DEPTH, MEM_LATENCY, SEED = 2, 1, 2025
 RTL_MAX_CYCLES = 2_000_000
 # The Ripple paper's geomean targets over its nine workloads: (key, label, wanted, higher is better).
@@ -137,11 +141,12 @@ def _expect(graph, result) -> dict:
     return expect
 
 
-def _lower_all(rows: list[dict], spec) -> list[tuple]:
-    """Lower and place/route every case that ran on the model; failures go into the row."""
-    from ripple_core.lower import compile_lowering, lower_graph
+def _lower_all(rows: list[dict], specs: list) -> list[tuple]:
+    """Lower and place/route every case that ran on the model, on the first fabric of ``specs``
+    it fits and routes on; failures go into the row."""
+    from ripple_core.lower import check_lowerable, compile_lowering, lower_graph
 
-    lowered = []
+    lowered, refused = [], set()        # (workload, version, fabric) that did not route
     for row in rows:
         for version in VERSIONS:
             entry = row[version]
@@ -151,20 +156,30 @@ def _lower_all(rows: list[dict], spec) -> list[tuple]:
             label = f"{row['workload']}-{version}-{row['size']}"
             if row["kind"] != "-":
                 label += f"-{row['kind']}"
-            started = time.monotonic()
-            try:
-                checked = {**_copy(case), "expect": _expect(graph, result)}
-                lowering = lower_graph(graph, checked, spec, name=label)
-                compiled = compile_lowering(lowering, spec, seed=SEED)
-            except Exception as error:      # does not fit, does not route: the row says so
-                entry["rtl_error"] = f"lower/route: {type(error).__name__}: {error}"
-                print(f"{label}: {entry['rtl_error']}", flush=True)
-                continue
-            entry["pe_tiles"] = len(compiled.program.graph.fu_nodes())
-            entry["image_words"] = len(compiled.image)
-            print(f"{label}: {entry['pe_tiles']} pe tiles, {len(compiled.image)} image words, placed and "
-                  f"routed in {time.monotonic() - started:.1f} s", flush=True)
-            lowered.append((row, version, lowering, compiled))
+            started, errors = time.monotonic(), []
+            for index, spec in enumerate(specs):
+                tiles = spec.rows * spec.cols
+                try:
+                    units = len(check_lowerable(graph, shared_memory=True))
+                    if units > FILL * tiles or (row["workload"], version, index) in refused:
+                        errors.append(f"{spec.rows}x{spec.cols}: {units} PEs, {tiles} tiles")
+                        continue
+                    checked = {**_copy(case), "expect": _expect(graph, result)}
+                    lowering = lower_graph(graph, checked, spec, name=label)
+                    compiled = compile_lowering(lowering, spec, seed=SEED)
+                except Exception as error:      # does not fit, does not route: the row says so
+                    refused.add((row["workload"], version, index))
+                    errors.append(f"{spec.rows}x{spec.cols}: {type(error).__name__}: {error}")
+                    continue
+                entry.update(pe_tiles=len(compiled.program.graph.fu_nodes()), image_words=len(compiled.image),
+                             fabric=f"{spec.rows}x{spec.cols}")
+                print(f"{label}: {entry['pe_tiles']} pe tiles on {entry['fabric']}, {entry['image_words']} "
+                      f"image words, placed and routed in {time.monotonic() - started:.1f} s", flush=True)
+                lowered.append((row, version, lowering, compiled, index))
+                break
+            else:
+                entry["rtl_error"] = "lower/route: " + "; ".join(errors)
+                print(f"{label}: {entry['rtl_error'][:300]}", flush=True)
     return lowered
 
 
@@ -202,25 +217,42 @@ def _preload_words(compiled) -> int:
 
 
 def measure_rtl(rows: list[dict], dry: bool) -> dict:
-    """Lower every case onto ripple_large.toml and (unless ``dry``) run them all in one simulation;
-    each run is judged by the workload's check on the words read back, plus the fabric's own
-    status (faults) and firing counters against the golden model's."""
-    from rivulet.sim.fabric_run import run_each_on_rtl
-    from rsn.fabric_spec import load_fabric
-    from rsn.readout import register_reads, split_register_reads
+    """Lower every case onto the first of :data:`FABRICS` it routes on and (unless ``dry``) run
+    each fabric's cases in one simulation, the fabrics side by side; each run is judged by the
+    workload's check on the words read back, plus the fabric's own status (faults) and firing
+    counters against the golden model's."""
+    from concurrent.futures import ThreadPoolExecutor
 
-    spec = load_fabric(FABRIC)
-    lowered = _lower_all(rows, spec)
-    settings = {"fabric": FABRIC.name, "rows": spec.rows, "cols": spec.cols, "queue_depth": spec.queue_depth,
-                "memory": f"{spec.memory.words} words in {spec.memory.banks} banks", "dry": dry}
+    from rsn.fabric_spec import load_fabric
+
+    specs = [load_fabric(path) for path in FABRICS]
+    lowered = _lower_all(rows, specs)
+    settings = {"fabrics": [{"fabric": path.name, "rows": spec.rows, "cols": spec.cols,
+                             "queue_depth": spec.queue_depth,
+                             "memory": f"{spec.memory.words} words in {spec.memory.banks} banks"}
+                            for path, spec in zip(FABRICS, specs, strict=True)], "dry": dry}
     if dry or not lowered:
         return settings
+    groups = [[item for item in lowered if item[4] == index] for index in range(len(specs))]
+    with ThreadPoolExecutor(max_workers=len(specs)) as pool:
+        seconds = list(pool.map(lambda group: _simulate_group(group, rows), [g for g in groups if g]))
+    settings["simulation_seconds"] = [round(s, 1) for s in seconds]
+    for row in rows:
+        row["rtl_ratios"] = _ratios(row, "compute_cycles")
+    return settings
+
+
+def _simulate_group(group: list[tuple], rows: list[dict]) -> float:
+    """Every case of one fabric in one native simulation; the verdicts go into the rows."""
+    from rivulet.sim.fabric_run import run_each_on_rtl
+    from rsn.readout import register_reads, split_register_reads
+
     started = time.monotonic()
-    results = run_each_on_rtl([item[3] for item in lowered], profiles=["no_stall"] * len(lowered),
-                              seeds=[SEED] * len(lowered), case="bench-ripple9", max_cycles=RTL_MAX_CYCLES,
-                              extra_reads=[register_reads(item[3]) for item in lowered])
-    settings["simulation_seconds"] = round(time.monotonic() - started, 1)
-    for (row, version, lowering, compiled), result in zip(lowered, results, strict=True):
+    label = f"bench-ripple9-{group[0][3].program.name.split('-')[0]}-{len(group)}"
+    results = run_each_on_rtl([item[3] for item in group], profiles=["no_stall"] * len(group),
+                              seeds=[SEED] * len(group), case=label, max_cycles=RTL_MAX_CYCLES,
+                              extra_reads=[register_reads(item[3]) for item in group])
+    for (row, version, lowering, compiled, _), result in zip(group, results, strict=True):
         entry = row[version]
         if isinstance(result, str):
             entry["rtl_problems"] = [f"the run failed: {result.splitlines()[0]}"]
@@ -234,9 +266,7 @@ def measure_rtl(rows: list[dict], dry: bool) -> dict:
         entry.update(rtl_cycles=result.cycles, compute_cycles=result.cycles - loaded_after_start,
                      bank_accesses=sum(result.bank_accesses or []),
                      bank_conflicts=sum(result.bank_conflicts or []), rtl_problems=problems)
-    for row in rows:
-        row["rtl_ratios"] = _ratios(row, "compute_cycles")
-    return settings
+    return time.monotonic() - started
 
 
 def _geomean(values: list[float]) -> float | None:
@@ -355,29 +385,35 @@ def _geomean_lines(figures: dict, where: str) -> list[str]:
 
 def _rtl_lines(report: dict) -> list[str]:
     rtl, rows = report["settings"]["rtl"], report["runs"]
-    lines = ["", f"## On the fabric ({rtl['fabric']}: {rtl['rows']}x{rtl['cols']} pe tiles, queue depth "
-             f"{rtl['queue_depth']}, shared memory of {rtl['memory']})", ""]
+    fabrics = "; ".join(f"{f['fabric']}: {f['rows']}x{f['cols']} pe tiles, queue depth {f['queue_depth']}, "
+                        f"shared memory of {f['memory']}" for f in rtl["fabrics"])
+    lines = ["", f"## On the fabric ({fabrics})", "",
+             "Each case runs on the first fabric it fits (at most "
+             f"{FILL:.0%} of the tiles taken) and routes on; `fabric` names it.", ""]
     if rtl["dry"]:
         lines += ["Dry run: every case lowered and placed/routed, nothing simulated.", "",
-                  "| workload | n | kind | pe tiles (ord / Rip) | image words (ord / Rip) | lowered |",
-                  "|---|---:|---|---|---|---|"]
+                  "| workload | n | kind | fabric (ord / Rip) | pe tiles (ord / Rip) "
+                  "| image words (ord / Rip) | lowered |", "|---|---:|---|---|---|---|---|"]
         for row in rows:
             errors = [f"{v}: {row[v]['rtl_error']}" for v in VERSIONS if row[v].get("rtl_error")]
             lowered = "**FAIL**: " + "; ".join(errors) if errors else "ok"
-            lines.append(f"| {row['workload']} | {row['size']} | {row['kind']} | {_pair(row, 'pe_tiles')} "
-                         f"| {_pair(row, 'image_words')} | {lowered} |")
+            lines.append(f"| {row['workload']} | {row['size']} | {row['kind']} | {_pair(row, 'fabric')} "
+                         f"| {_pair(row, 'pe_tiles')} | {_pair(row, 'image_words')} | {lowered} |")
         return lines
-    lines += [f"Native tier, all cases in one simulation ({rtl.get('simulation_seconds', '-')} s), no host "
+    seconds = " and ".join(f"{value} s" for value in rtl.get("simulation_seconds", [])) or "-"
+    lines += [f"Native tier, all cases of a fabric in one simulation ({seconds}), no host "
               "stalls. Compute cycles = the fabric's counter from START to done less the image words "
               "loaded after START (the shared memory is preloaded before START); bank accesses and "
               "conflicts are summed over the 8 banks. Check: the workload's check on the arrays read back, "
               "the PEs' firing counters against the golden model's, and `done`.", "",
-              "| workload | n | kind | pe tiles (ord / Rip) | compute cycles (ord / Rip) | speed-up "
-              "| IPC ratio | firings ratio | size ratio | bank accesses (ord / Rip) "
+              "| workload | n | kind | fabric (ord / Rip) | pe tiles (ord / Rip) "
+              "| compute cycles (ord / Rip) | speed-up | IPC ratio | firings ratio | size ratio "
+              "| bank accesses (ord / Rip) "
               "| bank conflicts (ord / Rip) | check |",
-              "|---|---:|---|---|---|---:|---:|---:|---:|---|---|---|"]
+              "|---|---:|---|---|---|---|---:|---:|---:|---:|---|---|---|"]
     for row in rows:
-        lines.append(f"| {row['workload']} | {row['size']} | {row['kind']} | {_pair(row, 'pe_tiles')} "
+        lines.append(f"| {row['workload']} | {row['size']} | {row['kind']} | {_pair(row, 'fabric')} "
+                     f"| {_pair(row, 'pe_tiles')} "
                      f"| {_pair(row, 'compute_cycles')} | {_ratio_cells(row.get('rtl_ratios', {}))} "
                      f"| {_pair(row, 'bank_accesses')} | {_pair(row, 'bank_conflicts')} "
                      f"| {_verdict(row, 'rtl_problems', 'rtl_error')} |")
@@ -396,7 +432,8 @@ def main(argv=None) -> int:
     parser.add_argument("--sizes", choices=("bench", "small"), default="bench",
                         help="each workload's bench sizes (default) or its small test size")
     group = parser.add_mutually_exclusive_group()
-    group.add_argument("--rtl", action="store_true", help="also run every case on the Verilated 8x9 fabric")
+    group.add_argument("--rtl", action="store_true",
+                       help="also run every case on a Verilated fabric (8x9, or 12x12 if it does not fit)")
     group.add_argument("--dry", action="store_true",
                        help="lower and place/route every case for the fabric, without simulating")
     parser.add_argument("--only", nargs="+", choices=NAMES, help="these workloads only")
