@@ -161,14 +161,20 @@ def _lower_all(rows: list[dict], specs: list) -> list[tuple]:
                 tiles = spec.rows * spec.cols
                 try:
                     units = len(check_lowerable(graph, shared_memory=True))
-                    if units > FILL * tiles or (row["workload"], version, index) in refused:
-                        errors.append(f"{spec.rows}x{spec.cols}: {units} PEs, {tiles} tiles")
+                    if units > FILL * tiles:
+                        errors.append(f"{spec.rows}x{spec.cols}: {units} PEs, more than {FILL:.0%} of its "
+                                      f"{tiles} tiles")
+                        continue
+                    if (row["workload"], version, index) in refused:
+                        errors.append(f"{spec.rows}x{spec.cols}: not tried, another case of it did not "
+                                      f"place or route there")
                         continue
                     checked = {**_copy(case), "expect": _expect(graph, result)}
                     lowering = lower_graph(graph, checked, spec, name=label)
                     compiled = compile_lowering(lowering, spec, seed=SEED)
                 except Exception as error:      # does not fit, does not route: the row says so
-                    refused.add((row["workload"], version, index))
+                    if type(error).__name__ in ("PlaceError", "RouteError"):
+                        refused.add((row["workload"], version, index))
                     errors.append(f"{spec.rows}x{spec.cols}: {type(error).__name__}: {error}")
                     continue
                 entry.update(pe_tiles=len(compiled.program.graph.fu_nodes()), image_words=len(compiled.image),
@@ -459,6 +465,7 @@ def main(argv=None) -> int:
             row[version].pop("_run", None)
     name = "ripple9" + ("_rtl" if arguments.rtl else "_dry" if arguments.dry else "")
     name += "_small" if small else ""
+    name += "_" + "_".join(arguments.only) if arguments.only else ""     # a part never replaces the whole
     figures, table = write_results(arguments.out, name, report, markdown(report), indent=1)
     print(f"wrote {figures} and {table}")
     checks = [("problems", "error")]

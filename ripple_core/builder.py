@@ -47,6 +47,7 @@ class TaskHandle:
     spill: bool
     sites: list = field(default_factory=list)
     done: object = None
+    credits: int = 1                # not ind: invocations that may run at once
 
     @property
     def args(self) -> tuple[Ref, ...]:
@@ -171,11 +172,15 @@ class Builder:
 
     # tasks ----------------------------------------------------------------------------------
     def task(self, name: str, params: int = 1, *, ind: bool = True, depth: int = 4,
-             spill: bool = False) -> TaskHandle:
-        """An ``async`` task (``ind``: invocations pipelined) with a ``depth``-tuple input queue."""
+             spill: bool = False, credits: int = 1) -> TaskHandle:
+        """An ``async`` task (``ind``: invocations pipelined) with a ``depth``-tuple input queue.
+        Not ``ind``: at most ``credits`` invocations run at once, each ended by its finish token."""
         if name in self.graph.nodes or any(t.name == name for t in self._tasks):
             raise GraphError(f"task {name!r}: the name is taken")
-        handle = TaskHandle(name, params, ind, depth, spill)
+        if not isinstance(credits, int) or isinstance(credits, bool) or credits < 1 or (ind and credits != 1):
+            raise GraphError(f"task {name!r}: credits={credits!r}; give an integer >= 1, and only to a task "
+                             f"that is not ind (an ind task's invocations are not counted)")
+        handle = TaskHandle(name, params, ind, depth, spill, credits=credits)
         self._tasks.append(handle)
         return handle
 
@@ -215,7 +220,7 @@ class Builder:
             if len(task.sites) > 1:
                 values = self.arb(*task.sites, name=f"{task.name}.arb")
             queued = self.queue(*values, depth=task.depth, spill=task.spill, name=f"{task.name}.q")
-            done = [] if task.ind else [task.done]
+            done = [] if task.ind else [task.done] + ([self.hold(task.credits)] if task.credits > 1 else [])
             self.graph.add(task.name, "TASK", [], width=task.params, ind=task.ind)
             self._pending.append((task.name, [*queued, *done]))
 

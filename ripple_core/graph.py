@@ -89,8 +89,8 @@ def op_ports(node: Node) -> tuple[tuple[int, ...], int]:
         return (width,), width
     if op == "ARB":
         return (width * attrs.get("sources", 0),), width + bool(attrs.get("index"))
-    if op == "TASK":
-        return (width if attrs.get("ind") else width + 1,), width
+    if op == "TASK":       # not ind: the done slot, then optionally the credits (a hold)
+        return ((width,) if attrs.get("ind") else (width + 1, width + 2)), width
     raise GraphError(f"{node}: unknown operator {op!r}")
 
 
@@ -155,6 +155,11 @@ class Graph:
                              f"port {attrs['width']}) or False")
         if node.op == "TASK" and not isinstance(attrs.get("ind"), bool):
             raise GraphError(f"{node}: needs ind=True (pipelined) or ind=False (one at a time)")
+        if node.op == "TASK" and len(node.inputs) == attrs.get("width", 1) + 2:
+            credits = node.inputs[-1]
+            if credits.kind != "const" or not credits.hold or not _is_int(credits.value) or credits.value < 1:
+                raise GraphError(f"{node}: its last input gives the invocations that may run at once: it "
+                                 f"must be hold(k) with k >= 1, not {credits.describe()}")
         if len(node.inputs) not in counts:
             want = " or ".join(str(c) for c in counts)
             raise GraphError(f"{node}: has {len(node.inputs)} inputs, {node.op} takes {want}")

@@ -309,24 +309,27 @@ class Arb(Operator):
 class Task(Operator):
     """[ripple] task dispatch: takes one k-tuple of arguments and emits it on ports 0..k-1.
     ``ind`` tasks dispatch whenever a tuple and output space are there (pipelined). Other tasks
-    hold one credit: dispatch spends it and a token on the ``done`` slot (index k) returns it, so
-    invocations run one at a time. A returning credit takes priority over a dispatch."""
+    hold credits, one unless a ``hold`` slot after the ``done`` slot (index k + 1) gives their
+    number: a dispatch spends one and a token on the ``done`` slot (index k) returns one, so at
+    most that many invocations run at once. A returning credit takes priority over a dispatch.
+    The state is the number of credits spent."""
 
     def initial_state(self):
-        return 1
+        return 0
 
     def plan(self, view, ctx):
         width = self.node.attrs["width"]
         if not self.node.attrs["ind"]:
             if view.has(width):
-                return Fire((width,), (), 1)
-            if self.state == 0:
+                return Fire((width,), (), self.state - 1)
+            limit = view.peek(width + 1) if len(self.node.inputs) > width + 1 and view.has(width + 1) else 1
+            if self.state >= limit:
                 return None
         slots = range(width)
         if not _all(view, slots):
             return None
         return Fire(tuple(slots), tuple((k, view.peek(k)) for k in slots),
-                    None if self.node.attrs["ind"] else 0)
+                    None if self.node.attrs["ind"] else self.state + 1)
 
 
 class Acquire(Operator):

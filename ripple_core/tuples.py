@@ -14,8 +14,8 @@ field (docs/ripple.md, "Tuples on the fabric"):
   only a source whose whole tuple is there can win. Every other field follows that choice:
   for two sources a MERGE decided by the number takes the field from the source that won; for
   three, the number is compared with 2 and the remaining choice between sources 0 and 1 is
-  steered to a second MERGE. A source's fields arrive in its own order, so the field a MERGE takes from source s
-  is the one of the tuple the ARB took from s.
+  steered to a second MERGE. A source's fields arrive in its own order, so the field a MERGE
+  takes from source s is the one of the tuple the ARB took from s.
 * **TASK** of k arguments: a TASK over field 0. A pipelined (``ind``) task fires whenever its
   argument is there, so its other fields need no gate: their consumers read the field's own
   stream directly. A task that runs one invocation at a time lets field i through an ORDER
@@ -187,7 +187,7 @@ class _Splitter:
 
     def _task(self, node: Node, width: int):
         ind = node.attrs["ind"]
-        done = [] if ind else [self.source(node.inputs[width])]
+        done = [] if ind else [self.source(source) for source in node.inputs[width:]]   # done, credits
         self.out.add(node.name, "TASK", [self.source(node.inputs[0])] + done, node.label,
                      **self._attrs(node))
         for i in range(1, width):

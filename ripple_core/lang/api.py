@@ -41,8 +41,12 @@ def inline(fn) -> Kernel:
     return Kernel(fn, inline=True)
 
 
-def ind(fn):
-    """Mark an ``async def`` task as pipelined: its invocations may overlap."""
+def ind(fn=None, *, inflight: int | None = None):
+    """Mark an ``async def`` task as pipelined: its invocations may overlap. ``@ind(inflight=k)``
+    lets at most k overlap (a task whose work depends on when its invocations run, such as one
+    that reads what others accumulate, may do less of it when they wait)."""
+    if fn is None:
+        return lambda task: task
     return fn
 
 

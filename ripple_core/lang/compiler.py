@@ -245,8 +245,9 @@ class _Compiler(MemoryLowering):
                 if not info.params:
                     self.src.refuse(node, f"task {name!r}", "a task needs at least one parameter (its "
                                     "invocation's first argument triggers the body)", "add a parameter")
-            info.handle = self.b.task(name, len(info.params), ind=info.ind, depth=self.queue_depth,
-                                      spill=info.spill)
+            # @ind(inflight=k): an ind body, dispatched by a task of k credits that its finish returns
+            info.handle = self.b.task(name, len(info.params), ind=info.ind and info.inflight is None,
+                                      depth=self.queue_depth, spill=info.spill, credits=info.inflight or 1)
 
     # operands -------------------------------------------------------------------------------
     def token(self, region, operand):
@@ -853,7 +854,9 @@ class _Compiler(MemoryLowering):
                       resolve=lambda name: self._resolve(self.src, name, info.name))
         root.env.update({name: Scalar(name) for name in self.scalars if name not in self.kernel_locals})
         root.env.update(params)
-        plan = plan_memory(body, self.src.names, self.arrays, serial_task=not info.ind)
+        # A task whose finish returns a credit tokens every array, so that its finish is the end
+        # of the invocation's memory work (memory.py).
+        plan = plan_memory(body, self.src.names, self.arrays, serial_task=not handle.ind)
         for array in plan.flowing:
             root.env[tok(array)] = root.env[acc(array)] = Const(0)
         saved = self.plan, self.root
@@ -864,7 +867,7 @@ class _Compiler(MemoryLowering):
                     self.src.refuse(stmt, "return in a task", "a task's results leave by store, push or "
                                     "out()", "store the result or push it")
             self.block(root, body)
-            if not info.ind:
+            if not info.handle.ind:
                 finish = trigger
                 for array in sorted(plan.flowing):
                     finish = self.join(root, root.read(acc(array)), finish)

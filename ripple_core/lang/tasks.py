@@ -25,6 +25,7 @@ class TaskInfo:
     node: ast.AST                    # the AsyncFunctionDef or AsyncFor
     ind: bool
     params: list = field(default_factory=list)
+    inflight: int | None = None      # @ind(inflight=k): at most k invocations at once
     pushes: set = field(default_factory=set)
     spill: bool = False
     handle: object = None
@@ -38,20 +39,40 @@ def implicit_name(node: ast.AsyncFor) -> str:
     return f"async_for{node.lineno}"
 
 
+def _inflight(src, call: ast.Call) -> int:
+    """k of ``@ind(inflight=k)``: an integer >= 1, literal or a module constant."""
+    keywords = {keyword.arg: keyword.value for keyword in call.keywords}
+    value = keywords.get("inflight")
+    if isinstance(value, ast.Constant):
+        value = value.value
+    elif isinstance(value, ast.Name):
+        value = src.names.get(value.id)
+    if call.args or set(keywords) != {"inflight"} or not isinstance(value, int) or isinstance(value, bool) \
+            or value < 1:
+        src.refuse(call, "@ind(...)", "@ind takes one argument, inflight=k, an integer >= 1 (the "
+                   "invocations that may run at once)", "write @ind or @ind(inflight=4)")
+    return value
+
+
 def plan_tasks(src, body, *, spill: bool = True) -> dict[str, TaskInfo]:
     """name -> TaskInfo for every task of the kernel whose body is ``body``."""
     tasks: dict[str, TaskInfo] = {}
     for stmt in body:
         if isinstance(stmt, ast.AsyncFunctionDef):
-            marks = [marker_of(src.names, d) for d in stmt.decorator_list]
-            for decorator, mark in zip(stmt.decorator_list, marks, strict=True):
+            inflight, marks = None, []
+            for decorator in stmt.decorator_list:
+                call = isinstance(decorator, ast.Call)
+                mark = marker_of(src.names, decorator.func if call else decorator)
                 if mark != "ind":
                     src.refuse(decorator, "task decorator", "only @ind may decorate an async def task",
                                "remove the decorator")
+                if call:
+                    inflight = _inflight(src, decorator)
+                marks.append(mark)
             if stmt.name in tasks:
                 src.refuse(stmt, "async def", f"task {stmt.name!r} is defined twice", "rename one")
             tasks[stmt.name] = TaskInfo(stmt.name, stmt, ind="ind" in marks,
-                                        params=[a.arg for a in stmt.args.args])
+                                        params=[a.arg for a in stmt.args.args], inflight=inflight)
     scopes = [(None, body)] + [(name, info.body) for name, info in tasks.items()]
     while scopes:
         owner, stmts = scopes.pop()

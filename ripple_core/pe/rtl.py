@@ -293,15 +293,17 @@ class RipplePE(wiring.Component):
                                 with m.Elif(h[order[2]]):
                                     grant(m, order[2])
                 with m.Case(PeOp.TASK):
-                    # pred: ind (pipelined). Otherwise one credit (loop = spent); a done token on
-                    # slot 1 returns it, and that return goes before a dispatch.
+                    # pred: ind (pipelined). Otherwise credits, one unless slot 2 (a hold) gives
+                    # their number; index counts those spent. A done token on slot 1 returns one,
+                    # and that return goes before a dispatch.
+                    limit = Mux(h[2], v[2], 1)
                     m.d.comb += out[0].eq(v[0])
                     with m.If(config.pred):
                         m.d.comb += [rule.eq(h[0]), take.eq(0b001), emit.eq(0b01)]
                     with m.Elif(h[1]):
-                        m.d.comb += [rule.eq(1), take.eq(0b010), emit.eq(0), next_loop.eq(0)]
-                    with m.Elif(~loop):
-                        m.d.comb += [rule.eq(h[0]), take.eq(0b001), emit.eq(0b01), next_loop.eq(1)]
+                        m.d.comb += [rule.eq(1), take.eq(0b010), emit.eq(0), next_index.eq(index - 1)]
+                    with m.Elif(index < limit):
+                        m.d.comb += [rule.eq(h[0]), take.eq(0b001), emit.eq(0b01), next_index.eq(index + 1)]
             if extras:
                 with m.Case(PeOp.QUEUE):
                     # A firing is a dequeue: the word at the ring's head, read as a LOAD's word.
@@ -435,12 +437,14 @@ class RipplePE(wiring.Component):
         config_write = cfg.write & (cfg.addr == REG_CONFIG)
         m.d.sync += armed.eq(Mux(config_write, 0, (armed & ~disarm) | rearm))
 
-        first_state = ~loop
+        # The operator's first state: LOOP/ACTIVE clear; a TASK with no credit spent.
+        operator_idle = Mux(op == PeOp.TASK, index == 0, ~loop) if ripple else ~loop
+        first_state = operator_idle
         if extras:
             first_state = Mux(op == PeOp.QUEUE, bank.count == 0,
-                              Mux(op == PeOp.LOCK, ~directory.valid.any(), ~loop))
+                              Mux(op == PeOp.LOCK, ~directory.valid.any(), operator_idle))
         if queue is not None:
-            first_state = Mux(queue.active, queue.empty, ~loop)
+            first_state = Mux(queue.active, queue.empty, operator_idle)
         m.d.comb += self.idle.eq(first_state)
         registers = Signal(32)          # the register read, due in the cycle after `read`
         with m.If(cfg.read):

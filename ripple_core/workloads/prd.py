@@ -25,7 +25,12 @@ most n <= 1024.
   neighbour's lock, pushing the neighbour when its residual crosses ``TAU`` (256 units, 1/256)
   from below. A queued vertex's residual stays >= TAU until it runs, so it is never queued twice,
   every run moves at least TAU, and at the end every residual is below TAU. ``runs[v]`` counts
-  v's runs (for the check's rounding bound).
+  v's runs (for the check's rounding bound). How much work that is depends on when a run takes
+  its residual: a vertex that waits in the queue gathers more and runs fewer times. ``process``
+  is ``@ind(inflight=INFLIGHT)``: at most 4 runs at once. Unbounded, the runs take their
+  residuals as soon as they are pushed, and at 256 vertices (R-MAT) do 14,590 runs instead of
+  1,626 (golden model, depth 2: 1,006,504 cycles against 142,986; 2 and 8 in flight are within 3%
+  of 4, 16 is 17% slower).
 
 Checks. Ordered: bit-exactly against a numpy int64 model of the same fixed-point rounds (wrapped
 to 32 bits after every operation), and against float64 power iteration (ROUNDS rounds from 0.15)
@@ -52,6 +57,7 @@ ONE = 65536
 DAMPING = 0.85
 BASE = 9830            # floor((1 - DAMPING) * ONE)
 TAU = 256              # Ripple's re-push threshold: 1/256
+INFLIGHT = 4           # Ripple's invocations of process at once (see the module docstring)
 ROUNDS = 16            # the ordered version's rounds (even: the result ends in rank[0:n])
 
 
@@ -76,7 +82,7 @@ def prd_ordered(row: Array, col: Array, w: Array, rank: Array, n: int, rounds: i
 
 @kernel
 def prd_ripple(row: Array, col: Array, w: Array, rank: Array, res: Array, runs: Array, n: int):
-    @ind
+    @ind(inflight=INFLIGHT)
     async def process(v):
         with atomic(v):
             delta = res[v]

@@ -297,3 +297,25 @@ def test_ordered_mode_refuses_ripple_constructs():
     message = refused(uses_push, 'mode="ripple"', mode="ordered")
     assert "async def task" in message
     compile_kernel(uses_push)       # inferred: ripple
+
+
+def _inflight_kernel(decorator_text: str):
+    from ripple_core.lang.random_kernels import kernel_from_source
+
+    return kernel_from_source(f"""
+from ripple_core.lang import Array, ind, kernel, push
+
+@kernel
+def bounded(A: Array, n: int):
+    {decorator_text}
+    async def work(i):
+        A[i] = i
+    for i in range(n):
+        push(work, i)
+""", "bounded", HERE)
+
+
+@pytest.mark.parametrize("decorator", ["@ind(3)", "@ind(inflight=0)", "@ind(inflight=missing)",
+                                       "@ind(inflight=2, depth=4)"])
+def test_ind_takes_only_a_positive_inflight(decorator):
+    refused(_inflight_kernel(decorator), r"@ind takes one argument, inflight=k, an integer >= 1")

@@ -56,3 +56,33 @@ def test_async_for_captures_values_and_atomics_count():
     graph = compile_kernel(captured)
     task = next(node for node in graph.nodes.values() if node.op == "TASK")
     assert task.attrs == {"width": 2, "ind": True}      # the index and the captured offset
+
+
+LIMIT = 3
+
+
+@kernel
+def throttled(A: Array, hits: Array, n: int):
+    @ind(inflight=LIMIT)
+    async def bump(i):
+        for j in range((i & 3) + 1):
+            with atomic(j):
+                A[j] = A[j] + i
+        with atomic(0):
+            hits[0] = hits[0] + 1
+    for i in range(n):
+        push(bump, i)
+
+
+def test_ind_inflight_dispatches_with_that_many_credits():
+    """@ind(inflight=k): an ind body behind a TASK of k credits, each returned by the finish of
+    its invocation's memory work; the results are the reference's under every schedule."""
+    graph = compile_kernel(throttled)
+    (task,) = [node for node in graph.nodes.values() if node.op == "TASK"]
+    assert task.attrs == {"width": 1, "ind": False}
+    assert task.inputs[-1].describe() == f"const {LIMIT} (hold)"
+    for seed in seeds_for("lang-ripple-inflight"):
+        print(f"seed {seed}")
+        rng = random.Random(seed)
+        n = rng.randint(1, 12)
+        agree(throttled, {"n": n}, {"A": [rng.randint(-9, 9) for _ in range(4)], "hits": [0]})

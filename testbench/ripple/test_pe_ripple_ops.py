@@ -18,6 +18,7 @@ from ripple_core.pe import (
     LOCK_ENTRIES,
     MEM_WINDOW,
     REG_CONFIG,
+    REG_CONST,
     REG_FAULT,
     REG_LOCKS,
     REG_ORIGIN,
@@ -204,7 +205,8 @@ def test_arb_emits_the_granted_slot_on_port_1(profile):
         rng = random.Random(seed)
         streams = {k: [(k << 16) | n for n in range(rng.randint(5, 25))] for k in range(3)}
         rule = ArbIndexRule(streams)
-        run_op_bench(RipplePE(0), {REG_CONFIG: pe_config_word("ARB")}, streams, rule, profile=profile, seed=seed)
+        run_op_bench(RipplePE(0), {REG_CONFIG: pe_config_word("ARB")}, streams, rule, profile=profile,
+                     seed=seed)
         assert rule.indices == rule.granted
         assert rule.indices == [token >> 16 for token in rule.out]
 
@@ -223,11 +225,12 @@ def test_arb_two_sources_skip_the_absent_slot():
 
 class TaskRule(Rule):
     """Dispatches (port 0) pass the arguments in order. Without ``ind`` a done token is sent back
-    on slot 1 some cycles after each dispatch, and a second argument may never be taken before the
-    previous invocation's done token has been."""
+    on slot 1 some cycles after each dispatch, and no more than ``credits`` arguments may ever be
+    taken beyond the done tokens taken; with done tokens slow enough, that many are."""
 
-    def __init__(self, args, ind, rng):
+    def __init__(self, args, ind, rng, credits=1):
         self.args, self.ind, self.rng = [a & 0xFFFF_FFFF for a in args], ind, rng
+        self.credits = credits
         self.out, self.taken, self.returned, self.outstanding_max = [], 0, 0, 0
         self.due = []               # cycles at which a done token is added to slot 1
 
@@ -240,7 +243,7 @@ class TaskRule(Rule):
         if "o__0" in transfers:
             self.out.append(transfers["o__0"])
             if not self.ind:
-                self.due.append(cycle + self.rng.randint(0, 6))
+                self.due.append(cycle + self.rng.randint(0, 6) + 12 * (self.credits > 1))
         for when in [w for w in self.due if w <= cycle]:
             self.due.remove(when)
             self.bench.source(1).tokens.append(1)
@@ -251,7 +254,8 @@ class TaskRule(Rule):
     def finish(self):
         assert self.out == self.args
         if not self.ind:
-            assert self.outstanding_max == 1, f"{self.outstanding_max} invocations were out at once"
+            assert self.outstanding_max == self.credits, \
+                f"{self.outstanding_max} invocations were out at once, with {self.credits} credits"
             assert self.bench.read_values[REG_STATUS] & 1, "the task does not hold its credit at the end"
 
 
@@ -265,6 +269,18 @@ def test_task_dispatch(profile, ind):
         # depth 0: a transfer on slot 0 or 1 is the PE's own take, so invocations can be counted.
         run_op_bench(RipplePE(0), {REG_CONFIG: pe_config_word("TASK", pred=ind, drop=(1,))}, {0: args}, rule,
                      profile=profile, seed=seed)
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_task_with_credits_runs_that_many_invocations_at_once(profile):
+    """Slot 2 a hold of 3: three invocations out at once, never four."""
+    for seed in _seeds(f"task-credits:{profile}"):
+        rng = random.Random(seed)
+        args = [rng.getrandbits(32) for _ in range(30)]
+        rule = TaskRule(args, False, rng, credits=3)
+        word = pe_config_word("TASK", slots=("edge", "edge", "hold"), drop=(1,))
+        run_op_bench(RipplePE(0), {REG_CONFIG: word, REG_CONST + 2: 3}, {0: args}, rule, profile=profile,
+                     seed=seed)
 
 
 # ---------------------------------------------------------------------------- LOCK

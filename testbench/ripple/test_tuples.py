@@ -77,7 +77,7 @@ def test_a_split_arb_keeps_every_tuple_together(sources):
 def test_a_pipelined_task_s_other_fields_skip_its_dispatch_and_a_serial_task_s_wait_for_it():
     b = Builder("tasks")
     fast = b.task("fast", 2, ind=True)
-    slow = b.task("slow", 2, ind=False)
+    slow = b.task("slow", 2, ind=False, credits=2)
     b.push(fast, b.const(1), b.const(2))
     b.push(slow, b.const(3), b.const(4))
     b.sink("fast_sum", b.add(*fast.args, name="fast_add"))
@@ -88,6 +88,7 @@ def test_a_pipelined_task_s_other_fields_skip_its_dispatch_and_a_serial_task_s_w
     assert split.nodes["fast_add"].inputs[1].source == "fast.q.f1"      # straight from its queue
     assert split.nodes["slow_add"].inputs[1].source == "slow.f1"        # behind the dispatch
     assert split.nodes["slow.f1"].op == "ORDER"
+    assert split.nodes["slow"].inputs[-1].describe() == "const 2 (hold)"         # its credits
     assert [s.source for s in split.nodes["slow.f1"].inputs] == ["slow.q.f1", "slow"]
     result = run(split, {}, {})
     assert result.outputs == {"fast_sum": [3], "slow_sum": [7]}
@@ -102,7 +103,8 @@ def test_random_ripple_kernels_with_tuples_agree_with_the_reference_after_the_sp
     for seed in seeds:
         program = generate(seed, "ripple")
         try:
-            graph = compile_kernel(kernel_from_source(program.source, KERNEL, program.filename), mode="ripple")
+            source = kernel_from_source(program.source, KERNEL, program.filename)
+            graph = compile_kernel(source, mode="ripple")
         except Exception:       # a refusal: the language tests judge those
             continue
         wide += not is_split(graph)

@@ -29,7 +29,7 @@ def _shared_fabric(rows: int, cols: int):
     data = tomllib.loads((REPOSITORY / "examples" / "fabrics" / "ripple_large.toml").read_text())
     data.update(rows=rows, cols=cols, tiles=[" ".join(["pe"] * cols)] * rows)
     for port in data.get("host_ports", []):
-        port["tile"] = [min(port["tile"][0], rows - 1), min(port["tile"][1], cols - 1)]
+        port["tile"] = [min(port["tile"][0], rows - 1), cols - 1 if port["side"] == "E" else 0]
     return parse_fabric(data, f"{rows}x{cols} shared-memory fabric")
 
 
@@ -56,10 +56,10 @@ def test_counts_must_be_named():
 
 
 def test_prd_with_open_counts_on_the_fabric_model_meets_its_reference():
-    """Ripple prd, lowered (auto: open) for a 7x8 shared-memory fabric: every PE runs an open
+    """Ripple prd, lowered (auto: open) for a 9x10 shared-memory fabric: every PE runs an open
     micro-op and every PE-to-PE stream a static route, the fabric model runs until it is
     quiescent, and the ranks read back pass prd's check against numpy's fixed point."""
-    prd, spec = workload("prd"), _shared_fabric(7, 8)
+    prd, spec = workload("prd"), _shared_fabric(9, 10)
     graph = compile_kernel(prd.kernel("ripple"))
     for seed in seeds_for("open-counts-prd", 1):
         print(f"prd ripple n=12 seed {seed}")
