@@ -57,12 +57,11 @@ spilled at once; a ring that cannot fit, or that the caller declares smaller tha
 refused naming the queue. Its base and size are the PE's registers 5 and 12, and a ring that
 runs out at run time shows as the queue's fault, which the checker reports by the queue's name.
 
-Not on the fabric: an ARB of tuples from more than three sources, and on private banks
-more than one ACQUIRE or RELEASE site and the memory shapes they cannot serve (a STOREd array
-accessed by more than one LOAD or STORE, a base that is not the array's held pointer argument,
-a sync slot on a STORE or on an LDST's LOAD). A graph that uses one gets a
-:class:`LoweringError` naming the node. A graph too large for the fabric gets the placer's or
-router's error at compile time.
+Not on the fabric: on private banks, more than one ACQUIRE or RELEASE site and the memory
+shapes they cannot serve (a STOREd array accessed by more than one LOAD or STORE, a base that is
+not the array's held pointer argument, a sync slot on a STORE or on an LDST's LOAD). A graph
+that uses one gets a :class:`LoweringError` naming the node. A graph too large for the fabric
+gets the placer's or router's error at compile time.
 """
 
 from dataclasses import dataclass, field
@@ -250,10 +249,7 @@ def _node_unit(graph: Graph, node, array: str | None) -> Unit:
     if node.op == "QUEUE":
         # depth None is the run's default slot depth: lower_graph puts the fabric's queue_depth
         unit.pred, unit.registers = node.inputs[0].spill, {pe_kind.REG_QUEUE_DEPTH: node.inputs[0].depth}
-    elif node.op == "ARB":
-        if node.attrs["sources"] > N_SLOTS:
-            raise LoweringError(f"{_where(graph, node)}: an arb of {node.attrs['sources']} sources; a pe "
-                                f"tile has {N_SLOTS} slots")
+    elif node.op == "ARB":          # at most N_SLOTS sources once split_tuples has made trees
         unit.fill = {k: ABSENT for k in range(n_in, N_SLOTS)}
     elif node.op == "TASK":
         unit.pred = node.attrs["ind"]

@@ -191,7 +191,7 @@ class _Splitter:
         self.out.add(node.name, "TASK", [self.source(node.inputs[0])] + done, node.label,
                      **self._attrs(node))
         for i in range(1, width):
-            if (node.name, i) in self.fields and isinstance(self.fields[node.name, i], Input):
+            if isinstance(self.fields[node.name, i], Input):
                 continue            # a pipelined task's field: read directly
             # Field i waits for field 0's dispatch: ORDER emits its first slot once both are there.
             self.out.add(self._field_name(node, i)[0], "ORDER",
