@@ -8,7 +8,8 @@ no golden model, it is mapped onto models that do exist, and said so below:
 
 - ``spaccumulator`` (order 1): SAM's takes coordinate streams with stops; the golden ``spacc1``
   takes point streams. The stops are dropped (``stkn_drop``) before it; a third coordinate input
-  (SAM's graphs give it the level above, ``inner-k``) is accepted and not needed.
+  (SAM's graphs give it the level above, ``inner-k``) is accepted and not needed. Its float sums
+  come back as integers.
 - ``crddrop`` with ``vals=true`` and ``crdhold`` with ``vals=true`` (SAM's hand-written vector
   compression graphs): their inner stream is a value stream at the same level as the coordinates,
   see :mod:`samflow.graph.valued`.
@@ -280,7 +281,7 @@ class OuterInner(Primitive):
 
     def in_port(self, node, edge, graph):
         outer, inner = self.names(node)
-        name = _strip(edge.port, "in-")
+        name = _strip(edge.port, "in-", "outer-", "inner-")     # one comment names both ends' ports
         if name == outer:
             _kind(node, edge, "crd")
             return "in_outer_crd"
@@ -354,7 +355,11 @@ class SparseAccumulator(Primitive):
             return MODELS["stkn_drop"]({}, {}, {"in_stream": streams[port]})[0]["val"]
         inputs = {"in_outer_crdpt": points("in_outer"), "in_inner_crdpt": points("in_inner"),
                   "in_val": points("in_val")}
-        return MODELS["spacc1"]({"val_stkn": True, "last_level": True}, {}, inputs)[0]
+        outputs = MODELS["spacc1"]({"val_stkn": True, "last_level": True}, {}, inputs)[0]
+        # SAM's accumulators sum in float; the other primitives, and the value writer, take the
+        # integers a graph computes on (exact while a sum stays below 2**53).
+        outputs["val"] = [int(v) if isinstance(v, float) and v.is_integer() else v for v in outputs["val"]]
+        return outputs
 
 
 class Broadcast(Primitive):
