@@ -167,6 +167,10 @@ def decode_tensor(fmt: TensorFormat, shape: tuple, levels: list, vals: list, wri
                 raise GraphError(f"{writers[depth]}: coordinates {fiber} under {at} do not rise")
             children.extend(at + (c,) for c in fiber)
         parents = children
+    if not parents and not any(vals):
+        # SAM's reduce gives an empty stream ([S1, D] under an empty root fiber) one sum, 0, so a
+        # reduction whose output has no coordinate at all still writes a 0: nothing to place.
+        vals = []
     if len(vals) != len(parents):
         raise GraphError(f"{writers[-1]}: wrote {len(vals)} values for the {len(parents)} coordinates "
                          "its tensor's levels hold")
