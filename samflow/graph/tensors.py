@@ -43,7 +43,8 @@ class TensorFormat:
     def spelled(self) -> str:
         if not self.levels:
             return "none"
-        return "".join(level[0] for level in self.levels) + "".join(map(str, self.mode_order))
+        letters = {name: letter for letter, name in _LEVEL_NAMES.items()}
+        return "".join(letters[level] for level in self.levels) + "".join(map(str, self.mode_order))
 
 
 def _parse_one(name: str, text: str, source: str) -> TensorFormat:
