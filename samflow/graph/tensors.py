@@ -166,6 +166,9 @@ def decode_tensor(fmt: TensorFormat, shape: tuple, levels: list, vals: list, wri
             fiber = crd[seg[position]:seg[position + 1]]
             if any(b <= a for a, b in zip(fiber, fiber[1:], strict=False)):
                 raise GraphError(f"{writers[depth]}: coordinates {fiber} under {at} do not rise")
+            dim = shape[fmt.mode_order[depth]]
+            if fiber and not 0 <= fiber[0] <= fiber[-1] < dim:
+                raise GraphError(f"{writers[depth]}: coordinates {fiber} under {at} leave 0..{dim - 1}")
             children.extend(at + (c,) for c in fiber)
         parents = children
     if not parents and not any(vals):
