@@ -294,8 +294,10 @@ class OuterInner(Primitive):
     def out_port(self, node, edge, graph):
         outer, inner = self.names(node)
         if edge.port == f"outer-{outer}":
+            _kind(node, edge, "crd")
             return "outer_crd"
         if edge.port == f"inner-{inner}":
+            _kind(node, edge, "val" if node.flag("vals") else "crd")
             return "inner_crd"
         raise _fail(node, f"{edge.describe()} leaves from no output it has; name it "
                           f"comment=\"outer-{outer}\" or \"inner-{inner}\"")
@@ -332,10 +334,12 @@ class SparseAccumulator(Primitive):
             return "in_val"
         inner, outer = self.names(node)
         name = _strip(edge.port, "outer-", "inner-", "in-")
-        if not edge.port:
-            raise _fail(node, f"{edge.describe()} does not say which coordinates it brings; name it "
-                              f"comment=\"outer-{outer}\" or \"inner-{inner}\"")
-        return {outer: "in_outer", inner: "in_inner"}.get(name, f"level_above_{name}")
+        if name in (outer, inner):
+            return "in_outer" if name == outer else "in_inner"
+        if edge.port.startswith("inner-") and name:
+            return f"level_above_{name}"         # SAM's third input, which the point form needs not
+        raise _fail(node, f"{edge.describe()} does not say which coordinates it brings; name it "
+                          f"comment=\"outer-{outer}\" or \"inner-{inner}\"")
 
     def out_port(self, node, edge, graph):
         inner, outer = self.names(node)
