@@ -151,3 +151,43 @@ def test_writers_fed_empty_fibers_without_a_crddrop_are_refused():
         run_graph(graph_from_text(text, "elemadd.gv"), tensors)
     assert np.array_equal(run_graph(graph_from_text(ELEMADD, "elemadd.gv"), tensors).outputs["X"].toarray(),
                           2 * matrix)
+
+
+SPMM = (REPO / "examples" / "sam" / "spmm_gustavson.gv").read_text()
+
+OTHER_CASES = {
+    "crdhold input naming neither level": (
+        SPMM, [('1 -> 14 [label="crd_i" style=dashed type="crd" comment="i"]',
+                '1 -> 14 [type="crd" comment="q"]')],
+        r"node 14 \(CrdHold i,k\): the crd 'q' edge 1 -> 14 \(line \d+\) names neither its outer level "
+        r"'i' nor"),
+    "crddrop output of the wrong kind": (
+        ELEMADD, [('9 -> 11 [label="crd_inner-j" style=dashed type="crd"',
+                   '9 -> 11 [label="crd_inner-j" type="val"')],
+        r"node 9 \(CrdDrop i,j\): the val 'inner-j' edge 9 -> 11 .* carries val tokens; this port takes crd"),
+    "accumulator of order 2": (
+        SPMM, [('type="spaccumulator" order="1"', 'type="spaccumulator" order="2"')],
+        r"node 16 \(SparseAccumulator 1 in0=j in1=i\): order 2 is not mapped"),
+    "accumulator input without a label": (
+        SPMM, [('15 -> 16 [label="crd_inner-j" style=dashed type="crd" comment="inner-j"]',
+                '8 -> 16 [type="crd"]')],
+        r"node 16 \(SparseAccumulator 1 in0=j in1=i\): the crd edge 8 -> 16 .* does not say which "
+        r"coordinates"),
+    "broadcast changing the stream kind": (
+        SPMM, [('8 -> 9 [label="crd" style=dashed type="crd"]', '8 -> 9 [type="ref"]')],
+        r"node 8 \(broadcast\): fans out a crd stream, but the ref edge 8 -> 9"),
+    "a three-sided join": (
+        ELEMADD, [('    0 -> 2 [label="ref_in-B" style=bold type="ref" comment="in-B"]\n',
+                   '    0 -> 2 [label="ref_in-B" style=bold type="ref" comment="in-B"]\n'
+                   '    0 -> 2 [type="crd" comment="in-D"]\n')],
+        r"node 2 \(union i\): joins 3 sides \(B, D, C\); SAM's union takes two"),
+    "a writer of an input tensor": (
+        SPMM, [('type="fiberwrite" index="i" tensor="X"', 'type="fiberwrite" index="i" tensor="B"')],
+        r"node 0 \(FiberLookup i: B0 compressed\): reads tensor B, which is written by a fiberwrite"),
+}
+
+
+@pytest.mark.parametrize("text, edits, message", OTHER_CASES.values(), ids=OTHER_CASES.keys())
+def test_other_bad_graphs_are_refused(text, edits, message):
+    with pytest.raises(GraphError, match=message):
+        check_graph(graph_from_text(_edited(text, *edits), "g.gv"))
