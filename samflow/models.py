@@ -118,6 +118,13 @@ def repeat(params, memory, inputs):
             out.append("D")
             return {"ref": out}, {}
         if is_stop(token):
+            # A stop with no reference before it is an empty fiber. Whoever made the repeat signal
+            # from the level below saw that fiber's raised stop and gave it an 'S'; SAM's Repeat
+            # takes that 'S' here, so the two streams stay in step past empty fibers.
+            if signals.peek() != "S":
+                raise signals.error("an empty fiber on in_ref (a stop with no reference before it) "
+                                    "must face an 'S' on the repeat signal")
+            signals.pop()
             out.append(stop(stop_level(token) + 1))
             continue
         while True:

@@ -34,7 +34,9 @@ class Repeat(wiring.Component):
 
     A signal is taken only while a reference is held, so the output does not depend on which input
     arrives first (SAM's own Repeat needs the reference to lead). The stop after a fiber merges
-    with a stop that follows the reference on ``in_ref``, one level higher.
+    with a stop that follows the reference on ``in_ref``, one level higher. A stop with no
+    reference before it (an empty fiber) takes the ``S`` the signal has for it and leaves one
+    level higher.
     """
 
     def __init__(self, width: int):
@@ -51,8 +53,10 @@ class Repeat(wiring.Component):
             with m.If(ref.valid & ((r_kind == TokenKind.DATA) | (r_kind == TokenKind.EMPTY))):
                 m.d.comb += ref.ready.eq(1)
                 m.d.sync += [held.eq(ref.payload), holding.eq(1)]
-            with m.Elif(ref.valid & (r_kind == TokenKind.STOP) & free(o)):
-                m.d.comb += ref.ready.eq(1)
+            with m.Elif(ref.valid & (r_kind == TokenKind.STOP) & signal.valid
+                        & (s_kind == TokenKind.STOP) & free(o)):
+                # An empty fiber: the signal, made from the level below, has its 'S' here.
+                m.d.comb += [ref.ready.eq(1), signal.ready.eq(1)]
                 emit(m, o, TokenKind.STOP, ref.payload.value + 1)
             with m.Elif(ref.valid & (r_kind == TokenKind.DONE) & signal.valid
                         & (s_kind == TokenKind.DONE) & free(o)):

@@ -46,6 +46,15 @@ def spec_files():
             _case("value facing a stop", {"in_val1": [3, "S0", "D"], "in_val2": [10, 20, "S0", "D"]},
                   {"val": [30, 0, "S0", "D"]}),
         ],
+        # SAM's Repeat takes an 'S' from the repeat signal for a stop with no reference before it
+        # (an empty fiber: the signal comes from the level below, whose scanner raised its stop).
+        ("repeat", ("in_ref", "in_repsig"), ("ref",)): [
+            _case("empty fiber takes its S", {"in_ref": [0, "S0", "S0", 1, "S1", "D"],
+                                              "in_repsig": ["R", "R", "S", "S", "R", "S", "D"]},
+                  {"ref": [0, 0, "S1", "S1", 1, "S2", "D"]}),
+            _case("leading empty fiber", {"in_ref": ["S0", 2, "S1", "D"], "in_repsig": ["S", "R", "S", "D"]},
+                  {"ref": ["S1", 2, "S2", "D"]}),
+        ],
         # "[0, 2, "S0", "S0", 1, "S1", "D"] gives seg_arr [0, 2, 3]"
         ("wr_scan_compressed", ("in_crd",), ()): [
             {**_case("empty fiber, no segment entry", {"in_crd": [0, 2, "S0", "S0", 1, "S1", "D"]}, {}),
