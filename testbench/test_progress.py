@@ -1,6 +1,7 @@
 """Long Verilator builds show progress (phase and time, on stderr), a cached build says so, and
 ``--waves`` says where the waves went and how to open them, with a saved signal list."""
 
+import io
 import os
 import re
 import shutil
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from rivulet.cli import main
-from rivulet.sim.progress import Progress
+from rivulet.sim.progress import CountBar, Progress
 from rivulet.sim.wave_signals import Trace, write_gtkw
 from rsn.fabric_spec import load_fabric
 from testbench.line_fabric import line_files
@@ -111,3 +112,22 @@ def test_the_saved_signal_list_leaves_out_what_a_vcd_does_not_hold(tmp_path):
     assert lines[lines.index("top.done") - 1] == "@28"
     assert lines[lines.index("top.dut.idle_cycles[31:0]") - 1] == "@24"
     assert lines.count("-host ports") == 2 and lines.count("-counters") == 2
+
+
+class _Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_a_count_bar_redraws_on_a_terminal_and_is_quiet_in_a_log():
+    terminal, log = _Terminal(), io.StringIO()
+    for stream in (terminal, log):
+        bar = CountBar(4, stream, width=8)
+        bar.update(1)
+        bar.say("job 1 passed")
+        bar.update(2)
+        bar.close()
+    assert log.getvalue() == "job 1 passed\n"           # the caller's line, no redraws
+    drawn = terminal.getvalue()
+    assert "[##......] 1/4, 0 s, ~0 s left" in drawn and "[####....] 2/4" in drawn
+    assert "job 1 passed\n" in drawn and drawn.endswith("\r\033[K")   # the bar leaves no line behind
