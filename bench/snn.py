@@ -24,10 +24,9 @@ from pathlib import Path
 import numpy as np
 
 from rsn.fabric_spec import load_fabric
-from snn import cost
 from snn.lower import compile_lowered, lower_network
 from snn.network import Network
-from snn.sdf import SdfGraph, throughput_mcm
+from snn.throughput import cluster_throughput
 
 from .common import REPO, RESULTS, git_stamp, now, write_results
 
@@ -50,23 +49,9 @@ def _inputs(steps: int, rate: float, seed: int):
 
 def predicted(lowering, spec, steps: int, buffer: int = 1) -> dict:
     """Cycles per timestep from the SDF graph of the mapped clusters (1 / MCM throughput)."""
-    xbar = spec.parameters("xbar")
-    graph, times = SdfGraph(), {}
-    for c in lowering.clusters:
-        events = sum(len(step) for source in c.sources
-                     for step in (lowering.inputs if source == "input" else lowering.spikes[source]))
-        mean = -(-events // steps)
-        times[c.name] = cost.cycles_per_timestep(mean, xbar.neurons, xbar.banks)
-        graph.add_actor(c.name, times[c.name])
-        graph.add_edge(c.name, c.name, tokens=1)
-    for c in lowering.clusters:
-        for source in c.sources:
-            if source != "input":
-                graph.add_edge(source, c.name, tokens=0)
-                graph.add_edge(c.name, source, tokens=buffer)
-    throughput = throughput_mcm(graph)
-    return {"actor_cycles": times, "throughput": str(throughput),
-            "cycles_per_timestep": float(1 / throughput) if throughput else None}
+    found = cluster_throughput(lowering, spec, buffer)
+    return {"actor_cycles": found.actor_cycles, "throughput": str(found.throughput),
+            "cycles_per_timestep": found.cycles_per_timestep}
 
 
 def measure(seed: int = 0, short: int = 4, long: int = 12, rate: float = 0.4) -> dict:

@@ -40,14 +40,14 @@ def _rtl_results(workload, compiled, *, seed: int, profile: str) -> list:
         raise RunMismatch(f"the RTL simulation failed: {failure}") from None
 
 
-def _draw_cases(report, compiled, models, results, say):
+def _draw_cases(report, cases, compiled, models, results, say):
     from pathlib import Path
 
     from .pictures import write_run_report
-    for k, (image, model, rtl) in enumerate(zip(compiled, models, results, strict=True)):
+    for k, (case, image, model, rtl) in enumerate(zip(cases, compiled, models, results, strict=True)):
         runs = {name: run for name, run in (("model", model), ("rtl", rtl)) if run is not None}
         if runs:
-            write_run_report(Path(report) / f"case-{k}", image, runs)
+            write_run_report(Path(report) / f"case-{k}", image, runs, extra=case.pictures)
     say(f"   pictures of the runs: {Path(report) / 'case-K' / 'index.html'} for case K")
 
 
@@ -109,7 +109,7 @@ def run_table(workload, cases, spec, *, sim: str, seed: int, profile: str, say, 
         if problems[k]:
             failures.append(f"case {k}: " + "; ".join(problems[k]))
     if report is not None:
-        _draw_cases(report, compiled, models, results, say)
+        _draw_cases(report, cases, compiled, models, results, say)
     lines = list(_table(rows, headers))
     say(lines[0])
     for k, line in enumerate(lines[1:]):

@@ -104,7 +104,7 @@ def run_program(case, spec, *, sim: str = "model", seed: int = 1, profile: str =
     finally:
         if report is not None and results:
             from .pictures import write_run_report
-            say(f"   pictures of the run: {write_run_report(report, compiled, results)}")
+            say(f"   pictures of the run: {write_run_report(report, compiled, results, extra=case.pictures)}")
 
 
 def _run_compiled(case, compiled, spec, results, *, sim, seed, profile, say, port, baud, entry, tiles):

@@ -82,7 +82,8 @@ class Case:
     the run's; ``summary(compiled, reads, problems)``: the front-end's columns (name -> text) of
     the case's line when a run reports one line per case; ``model_errors``: exceptions of the
     fabric's golden model that mean this case's run failed (e.g. a PE's access outside its bank),
-    not that the command broke.
+    not that the command broke; ``pictures(compiled, result, directory, where)``: the front-end's
+    own figures of a run for ``--report`` (name -> its PNG and SVG paths), beside the common ones.
     """
     name: str
     program: Program
@@ -92,6 +93,7 @@ class Case:
     problems: list[str] = field(default_factory=list)
     summary: Callable | None = None
     model_errors: tuple[type[Exception], ...] = ()
+    pictures: Callable | None = None
 
 
 @dataclass

@@ -34,4 +34,12 @@ def lower(program: SnnProgram, spec, path: Path) -> Case:
     except LoweringError as error:
         raise FrontendError(f"{path}: {error}") from None
     return Case(lowered.program.name, lowered.program,
-                compile=lambda _program, fabric, seed: compile_lowered(lowered, fabric, seed=seed))
+                compile=lambda _program, fabric, seed: compile_lowered(lowered, fabric, seed=seed),
+                pictures=lambda compiled, result, directory, where: _pictures(lowered, compiled, result,
+                                                                              directory, where))
+
+
+def _pictures(lowered, compiled, result, directory, where):
+    from rivulet.pictures.snn import draw_snn
+
+    return draw_snn(lowered, compiled, result, directory, where)

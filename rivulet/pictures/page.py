@@ -13,7 +13,9 @@ __all__ = ["write_run_report"]
 
 _CAPTIONS = {"grid": "Tiles and placed nodes", "routes": "Routes of the streams",
              "link_beats": "Link beats", "firings": "Firings per tile", "stalls": "Stall cycles per tile",
-             "graph": "The stream graph, with firings per node"}
+             "graph": "The stream graph, with firings per node",
+             "clusters": "Clusters of the network on the crossbar tiles",
+             "sdf": "The clusters' SDF graph and its predicted throughput"}
 
 
 def _table_rows(compiled, result) -> list[dict]:
@@ -28,13 +30,17 @@ def _table_rows(compiled, result) -> list[dict]:
             for tile in compiled.spec.all_tiles()]
 
 
-def write_run_report(directory, compiled, results: dict) -> Path:
+def write_run_report(directory, compiled, results: dict, extra=None) -> Path:
     """Draw the run in ``results`` (the RTL's when there is one: it has stalls and cycles, else
-    the golden model's) into ``directory``; the page's path."""
+    the golden model's) into ``directory``, with the front-end's own figures from ``extra``
+    (:attr:`rivulet.frontends.protocol.Case.pictures`); the page's path."""
     where = "rtl" if "rtl" in results else "model"
     result = results[where]
     directory = Path(directory)
-    figures = draw_run(compiled, result, directory, "RTL" if where == "rtl" else "golden model")
+    shown = "RTL" if where == "rtl" else "golden model"
+    figures = draw_run(compiled, result, directory, shown)
+    if extra is not None:
+        figures.update(extra(compiled, result, directory, shown))
     rows = _table_rows(compiled, result)
     routes = [{"stream": k, "label": route_label(route.edge), "tokens": route.edge.tokens,
                "links": [[list(tile), side] for tile, side in route.links]}

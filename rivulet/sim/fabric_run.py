@@ -29,6 +29,7 @@ from .run_dirs import keep_runs, new_run_directory
 from .streams import stream_ports
 from .toolchain import shown_path
 from .verilator import CocotbFailure, SimulationFailure, build_design, run_cocotb
+from .wave_signals import fabric_signals
 
 __all__ = ["RtlResult", "run_on_rtl", "run_many_on_rtl", "run_each_on_rtl", "counter_reads",
            "simulation_speed",
@@ -173,7 +174,8 @@ def _simulate(compiled_programs, profiles, seeds, case, max_cycles, expect_stall
                                            "trace": trace}))
         try:
             run_cocotb(built, "rivulet.sim.tb_fabric", directory,
-                       {"RIVULET_FABRIC_RUN": str(config_path), "RIVULET_FABRIC_RESULT": str(result_path)})
+                       {"RIVULET_FABRIC_RUN": str(config_path), "RIVULET_FABRIC_RESULT": str(result_path)},
+                       signals=fabric_signals(spec, ports))
         except CocotbFailure as error:
             failure = error
         records = _records(result_path)

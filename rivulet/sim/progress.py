@@ -6,7 +6,7 @@ import threading
 import time
 from collections.abc import Callable
 
-__all__ = ["Progress", "say_on_stderr"]
+__all__ = ["Progress", "CountBar", "duration", "say_on_stderr"]
 
 
 def say_on_stderr(line: str):
@@ -67,3 +67,48 @@ class Progress:
         if kind is None and self.done:
             self.say(f"{self.done} in {time.monotonic() - self.started:.0f} s")
         return False
+
+
+class CountBar:
+    """Where a step of many parts (a sweep's jobs, a run's cases) stands: on a terminal one line
+    redrawn in place, ``[#####.......] 12/88, 5 min, ~12 min left``; on anything else (a log, a
+    pipe) nothing, since a log wants the caller's own lines, not redraws. :meth:`say` prints a
+    line above the bar."""
+
+    def __init__(self, total: int, stream=None, *, width: int = 24):
+        self.total, self.width, self.done = total, width, 0
+        self.stream = stream if stream is not None else sys.stderr
+        self.live = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.started = time.monotonic()
+
+    def line(self) -> str:
+        filled = self.width * self.done // self.total if self.total else self.width
+        elapsed = time.monotonic() - self.started
+        left = elapsed / self.done * (self.total - self.done) if 0 < self.done < self.total else None
+        return (f"[{'#' * filled}{'.' * (self.width - filled)}] {self.done}/{self.total}, {duration(elapsed)}"
+                + (f", ~{duration(left)} left" if left is not None else ""))
+
+    def _draw(self):
+        if self.live:
+            self.stream.write("\r\033[K" + self.line())
+            self.stream.flush()
+
+    def update(self, done: int):
+        self.done = done
+        self._draw()
+
+    def say(self, text: str):
+        if self.live:
+            self.stream.write("\r\033[K")
+        print(text, file=self.stream, flush=True)
+        self._draw()
+
+    def close(self):
+        if self.live:
+            self.stream.write("\r\033[K")
+            self.stream.flush()
+
+
+def duration(seconds: float) -> str:
+    """Seconds below two minutes, minutes above."""
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"

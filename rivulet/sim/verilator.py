@@ -147,11 +147,12 @@ def _build(build_dir: Path, text: str, what: str, waves: bool, say):
 
 
 def run_cocotb(design: VerilatedDesign, test_module: str, test_dir: Path,
-               extra_env: dict[str, str]) -> Path:
+               extra_env: dict[str, str], signals=None) -> Path:
     """Run cocotb module ``test_module`` on ``design``; raise :class:`CocotbFailure` on failure.
 
     ``test_dir`` is the run's own directory (results, log, waves), from :func:`run_directory`,
-    which no other run shares.
+    which no other run shares. ``signals``: the groups of the waves' saved signal list
+    (:func:`rivulet.sim.wave_signals.fabric_signals`), when waves are asked for.
     """
     from cocotb_tools.runner import get_runner
 
@@ -167,7 +168,7 @@ def run_cocotb(design: VerilatedDesign, test_module: str, test_dir: Path,
     except SystemExit:
         pass    # under pytest the runner exits on failing tests; results.xml says which
     if waves_requested():
-        say_where_waves_went(test_dir)      # of a failed run too: that is when they are wanted
+        say_where_waves_went(test_dir, signals=signals)  # of a failed run too: that is when they are wanted
     if not results.exists():
         raise CocotbFailure(f"the simulation produced no results; end of {test_dir / 'sim.log'}:\n"
                             + _tail(test_dir / "sim.log"))

@@ -6,12 +6,12 @@ table is written when the sweep ends, also when it is interrupted (its rows then
 did not run), and every failed job's row names its log.
 """
 
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from rivulet.extras import require_extra
+from rivulet.sim.progress import CountBar, duration
 
 from .executors import default_workers, run_on_pool, run_on_ray
 from .jobs import RESULT, Job, file_digest, library_digest, source_revision, tool_versions
@@ -94,7 +94,8 @@ def run_sweep(spec_or_path, *, executor: str = "pool", workers: int | None = Non
     spec = spec_or_path if isinstance(spec_or_path, SweepSpec) else load_sweep(spec_or_path)
     if executor == "ray":
         require_extra("ray", "ray", "--executor ray")
-    say = say or _on_stderr
+    bar = CountBar(0) if say is None else None        # a bar on a terminal's stderr, under the lines
+    say = say or bar.say
     workers = workers or default_workers()
     directory = Path(directory) if directory else REPOSITORY / "build" / "sweep" / spec.name
     jobs_root = directory / "jobs"
@@ -110,6 +111,8 @@ def run_sweep(spec_or_path, *, executor: str = "pool", workers: int | None = Non
     results: dict[int, dict] = {}
     index = {id(job): k for k, (job, _, _) in enumerate(jobs)}
     started = time.monotonic()
+    if bar is not None:
+        bar.total, bar.started = len(tasks), started
     say(f"sweep {spec.name}: {len(spec.points())} points x {len(spec.programs)} programs, {len(jobs)} jobs "
         f"on {'Ray' if executor == 'ray' else 'a local pool'} ({workers} workers); in {directory}")
 
@@ -123,6 +126,8 @@ def run_sweep(spec_or_path, *, executor: str = "pool", workers: int | None = Non
         if result["status"] != "passed":
             line += f": {result.get('error')} (log: {result['log']})"
         say(line)
+        if bar is not None:
+            bar.update(len(results))
 
     outcome = SweepOutcome(spec, directory, [])
     try:
@@ -131,6 +136,8 @@ def run_sweep(spec_or_path, *, executor: str = "pool", workers: int | None = Non
         else:
             run_on_pool(tasks, on_done, workers=workers)
     finally:
+        if bar is not None:
+            bar.close()
         outcome.rows = result_rows(spec, [job for job, _, _ in jobs], results)
         outcome.ran = sum(1 for result in results.values() if not result["cached"])
         outcome.seconds = time.monotonic() - started
@@ -141,12 +148,7 @@ def run_sweep(spec_or_path, *, executor: str = "pool", workers: int | None = Non
 def _progress(elapsed: float, done: int, total: int) -> str:
     """Elapsed time and a plain estimate of the rest (jobs left at the mean pace so far)."""
     left = elapsed / done * (total - done) if done < total else 0.0
-    return f"{_duration(elapsed)}" + (f", ~{_duration(left)} left" if done < total else "")
+    return f"{duration(elapsed)}" + (f", ~{duration(left)} left" if done < total else "")
 
 
-def _duration(seconds: float) -> str:
-    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
 
-
-def _on_stderr(line: str):
-    print(line, file=sys.stderr, flush=True)
