@@ -414,11 +414,11 @@ def lower_graph(graph: Graph, case: dict, spec, *, name: str | None = None,
     placed = _check_shared_memory(graph, case, spec) if shared else _check_banks(graph, case, spec, units)
     model = _reference_run(graph, case, spec.queue_depth)
     emitted = _emitted(model)
+    consumers = graph.consumers()
     if counts == "auto" and not open_counts:
         # A stream longer than one switch micro-op's beats runs open too (it needs no count).
-        open_counts = any(tokens > MAX_BEATS for key, tokens in emitted.items() if graph.consumers().get(key)
-                          and not any(graph.nodes[t].op == "SINK" for t, _ in graph.consumers()[key]))
-    consumers = graph.consumers()
+        open_counts = any(tokens > MAX_BEATS for key, tokens in emitted.items() if consumers.get(key)
+                          and not any(graph.nodes[t].op == "SINK" for t, _ in consumers[key]))
     sinks = [node for node in graph.nodes.values() if node.op == "SINK"]
     unit_of = {node: unit for unit in units.values() for node in unit.nodes}
 
