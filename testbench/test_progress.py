@@ -5,6 +5,7 @@ import io
 import os
 import re
 import shutil
+import sys
 import time
 from pathlib import Path
 
@@ -131,3 +132,21 @@ def test_a_count_bar_redraws_on_a_terminal_and_is_quiet_in_a_log():
     drawn = terminal.getvalue()
     assert "[##......] 1/4, 0 s, ~0 s left" in drawn and "[####....] 2/4" in drawn
     assert "job 1 passed\n" in drawn and drawn.endswith("\r\033[K")   # the bar leaves no line behind
+
+
+def test_a_native_simulation_shows_the_runs_it_has_finished(tmp_path, monkeypatch):
+    from rivulet.sim.native.runs import _drive
+
+    results = tmp_path / "results.txt"
+    driver = ("import sys, time\n"
+              "with open(sys.argv[1], 'w') as out:\n"
+              "    for index in range(2):\n"
+              "        time.sleep(1.5)\n"
+              "        out.write(f'run {index} 10 5\\nstatus 0\\n'); out.flush()\n"
+              "print('driver done')\n")
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    code, stdout, _ = _drive([sys.executable, "-c", driver, str(results)], results, 2)
+    assert (code, stdout) == (0, "driver done\n")
+    drawn = terminal.getvalue()
+    assert "native runs [" in drawn and "1/2" in drawn and drawn.endswith("\r\033[K")

@@ -75,8 +75,8 @@ class CountBar:
     pipe) nothing, since a log wants the caller's own lines, not redraws. :meth:`say` prints a
     line above the bar."""
 
-    def __init__(self, total: int, stream=None, *, width: int = 24):
-        self.total, self.width, self.done = total, width, 0
+    def __init__(self, total: int, stream=None, *, width: int = 24, label: str = ""):
+        self.total, self.width, self.done, self.label = total, width, 0, label
         self.stream = stream if stream is not None else sys.stderr
         self.live = bool(getattr(self.stream, "isatty", lambda: False)())
         self.started = time.monotonic()
@@ -85,7 +85,8 @@ class CountBar:
         filled = self.width * self.done // self.total if self.total else self.width
         elapsed = time.monotonic() - self.started
         left = elapsed / self.done * (self.total - self.done) if 0 < self.done < self.total else None
-        return (f"[{'#' * filled}{'.' * (self.width - filled)}] {self.done}/{self.total}, {duration(elapsed)}"
+        return (f"{self.label + ' ' if self.label else ''}[{'#' * filled}{'.' * (self.width - filled)}] "
+                f"{self.done}/{self.total}, {duration(elapsed)}"
                 + (f", ~{duration(left)} left" if left is not None else ""))
 
     def _draw(self):

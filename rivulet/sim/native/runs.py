@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rivulet.sim.fabric_bench import FabricRun
+from rivulet.sim.progress import CountBar
 from rivulet.sim.streams import profile_named
 from rivulet.sim.toolchain import shown_path
 from rivulet.sim.verilator import SimulationFailure
@@ -108,19 +109,47 @@ def run_native(design, runs: list[dict], directory: Path, *, trace: bool = False
             file.write(f"{index} {int(trace)} {' '.join(map(str, values))}\n{len(layout.words)}\n")
             file.write(" ".join(map(str, layout.words)) + "\n")
     started = time.monotonic()
-    process = subprocess.run([str(design.executable), str(runs_path), str(results_path), str(directory)],
-                             capture_output=True, text=True)
+    returncode, stdout, stderr = _drive([str(design.executable), str(runs_path), str(results_path),
+                                         str(directory)], results_path, len(runs))
     elapsed = time.monotonic() - started
-    (directory / "sim.log").write_text(process.stdout + process.stderr)
-    if process.returncode != 0:
-        raise NativeFailure(f"the native driver failed (exit {process.returncode}; log: "
-                            f"{shown_path(directory / 'sim.log')}): {process.stderr.strip()[-2000:]}")
+    (directory / "sim.log").write_text(stdout + stderr)
+    if returncode != 0:
+        raise NativeFailure(f"the native driver failed (exit {returncode}; log: "
+                            f"{shown_path(directory / 'sim.log')}): {stderr.strip()[-2000:]}")
     records = _parse(top, runs, results_path.read_text())
     for record in records:
         record["process_seconds"] = elapsed
         if trace:
             record["trace"] = read_trace(directory / f"trace-{record['index']}.txt")
     return records
+
+
+def _drive(command: list[str], results_path: Path, total: int) -> tuple[int, str, str]:
+    """Run the driver; on a terminal, a bar of the runs it has finished (it writes each run's
+    results as the run ends, a line starting ``run`` first)."""
+    bar = CountBar(total, label="native runs")
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    seen, done = 0, 0
+    try:
+        while True:
+            try:
+                stdout, stderr = process.communicate(timeout=1.0)
+                break
+            except subprocess.TimeoutExpired:
+                if bar.live and results_path.exists():
+                    with open(results_path, "rb") as results:
+                        results.seek(seen)
+                        fresh = results.read()
+                    complete = fresh[:fresh.rfind(b"\n") + 1]
+                    seen += len(complete)
+                    done += sum(line.startswith(b"run ") for line in complete.splitlines())
+                    bar.update(done)
+    finally:
+        bar.close()
+        if process.poll() is None:          # interrupted: the driver goes too
+            process.kill()
+            process.wait()
+    return process.returncode, stdout, stderr
 
 
 def _parse(top, runs, text: str) -> list[dict]:
