@@ -9,7 +9,7 @@ both versions on the same inputs (one seed):
 * on the golden model (``ripple_core.interp.run``, slot depth 2, memory latency 1): cycles,
   firings, IPC and spill traffic;
 * with ``--rtl``, also on a Verilated fabric with a shared banked memory, native tier (each
-  workload's largest size; ``--rtl-sizes all`` for every size): each case on the first of
+  workload's largest size; ``--rtl-sizes smallest|all`` for the others): each case on the first of
   :data:`FABRICS` (examples/fabrics/ripple_large.toml, 8x9 pe tiles, then ripple_xl.toml, 12x12)
   that it fits and routes on, every case of one fabric in ONE simulation (the fabrics'
   simulations side by side): compute cycles (the fabric's counter less the image
@@ -145,25 +145,25 @@ def _expect(graph, result) -> dict:
     return expect
 
 
-def _largest(rows: list[dict]) -> dict:
-    """Each workload's largest size among ``rows``: the one the fabric figures are wanted at (the
-    smaller sizes only cost simulation time)."""
-    largest = {}
+def _chosen_sizes(rows: list[dict], which: str) -> dict:
+    """Each workload's size among ``rows`` that runs on the fabric: its ``largest`` (the one the
+    fabric figures are wanted at) or its ``smallest`` (a quicker run of the same cases)."""
+    pick, chosen = (max if which == "largest" else min), {}
     for row in rows:
-        largest[row["workload"]] = max(largest.get(row["workload"], 0), row["size"])
-    return largest
+        chosen[row["workload"]] = pick(chosen.get(row["workload"], row["size"]), row["size"])
+    return chosen
 
 
-def _lower_all(rows: list[dict], specs: list, all_sizes: bool = True) -> list[tuple]:
-    """Lower and place/route every case that ran on the model (each workload's largest size only,
-    unless ``all_sizes``), on the first fabric of ``specs`` it fits and routes on; failures go
-    into the row."""
+def _lower_all(rows: list[dict], specs: list, sizes: str = "all") -> list[tuple]:
+    """Lower and place/route every case that ran on the model (``sizes``: every size, or each
+    workload's largest or smallest), on the first fabric of ``specs`` it fits and routes on;
+    failures go into the row."""
     from ripple_core.lower import LoweringError, compile_lowering, lower_graph
 
     lowered, refused = [], set()        # (workload, version, fabric) that did not route
-    largest = _largest(rows)
+    chosen = _chosen_sizes(rows, sizes) if sizes != "all" else None
     for row in rows:
-        row["on_fabric"] = all_sizes or row["size"] == largest[row["workload"]]
+        row["on_fabric"] = chosen is None or row["size"] == chosen[row["workload"]]
         if not row["on_fabric"]:
             continue
         for version in VERSIONS:
@@ -241,7 +241,7 @@ def _preload_words(compiled) -> int:
     return len(shared_memory_packets(contents, 8)) if contents else 0
 
 
-def measure_rtl(rows: list[dict], dry: bool, all_sizes: bool = True) -> dict:
+def measure_rtl(rows: list[dict], dry: bool, sizes: str = "all") -> dict:
     """Lower every case onto the first of :data:`FABRICS` it routes on and (unless ``dry``) run
     each fabric's cases in one simulation, the fabrics side by side; each run is judged by the
     workload's check on the words read back, plus the fabric's own status (faults) and firing
@@ -251,8 +251,8 @@ def measure_rtl(rows: list[dict], dry: bool, all_sizes: bool = True) -> dict:
     from rsn.fabric_spec import load_fabric
 
     specs = [load_fabric(path) for path in FABRICS]
-    lowered = _lower_all(rows, specs, all_sizes)
-    settings = {"all_sizes": all_sizes,
+    lowered = _lower_all(rows, specs, sizes)
+    settings = {"sizes": sizes,
                 "fabrics": [{"fabric": path.name, "rows": spec.rows, "cols": spec.cols,
                              "queue_depth": spec.queue_depth,
                              "memory": f"{spec.memory.words} words in {spec.memory.banks} banks"}
@@ -417,8 +417,9 @@ def _rtl_lines(report: dict) -> list[str]:
     lines = ["", f"## On the fabric ({fabrics})", "",
              "Each case runs on the first fabric it fits (at most "
              f"{FILL:.0%} of the tiles taken) and routes on; `fabric` names it. "
-             + ("Every size." if rtl.get("all_sizes", True) else
-                "Each workload's largest size (`--rtl-sizes all` runs every size)."), ""]
+             + {"all": "Every size.", "largest": "Each workload's largest size (`--rtl-sizes all` runs "
+                "every size).", "smallest": "Each workload's smallest size (`--rtl-sizes smallest`; "
+                "`largest` runs the sizes the issue's figures are wanted at)."}[rtl.get("sizes", "all")], ""]
     if rtl["dry"]:
         lines += ["Dry run: every case lowered and placed/routed, nothing simulated.", "",
                   "| workload | n | kind | fabric (ord / Rip) | pe tiles (ord / Rip) "
@@ -465,9 +466,9 @@ def main(argv=None) -> int:
                        help="also run every case on a Verilated fabric (8x9, or 12x12 if it does not fit)")
     group.add_argument("--dry", action="store_true",
                        help="lower and place/route every case for the fabric, without simulating")
-    parser.add_argument("--rtl-sizes", choices=("largest", "all"), default="largest",
+    parser.add_argument("--rtl-sizes", choices=("largest", "smallest", "all"), default="largest",
                         help="with --rtl or --dry: each workload's largest size on the fabric (default), "
-                             "or every size")
+                             "its smallest, or every size")
     parser.add_argument("--only", nargs="+", choices=NAMES, help="these workloads only")
     parser.add_argument("--out", default=str(RESULTS), help="results directory")
     arguments = parser.parse_args(argv)
@@ -482,22 +483,25 @@ def main(argv=None) -> int:
                 "small": small, "rtl": None}
     report = {"settings": settings, "present": found, "missing": missing, "runs": rows}
     if arguments.rtl or arguments.dry:
-        settings["rtl"] = measure_rtl(rows, dry=arguments.dry, all_sizes=arguments.rtl_sizes == "all")
+        settings["rtl"] = measure_rtl(rows, dry=arguments.dry, sizes=arguments.rtl_sizes)
         if not arguments.dry:
             report["rtl_geomeans"] = geomeans(rows, "rtl_ratios")
     report["geomeans"] = geomeans(rows)
     for row in rows:
         for version in VERSIONS:
             row[version].pop("_run", None)
+    # A part never replaces the whole: the sizes and workloads run go into the name.
+    tail = ("_small" if small else "") + ("_" + "_".join(arguments.only) if arguments.only else "")
     name = "ripple9" + ("_rtl" if arguments.rtl else "_dry" if arguments.dry else "")
-    name += "_small" if small else ""
-    name += "_" + "_".join(arguments.only) if arguments.only else ""     # a part never replaces the whole
+    if (arguments.rtl or arguments.dry) and arguments.rtl_sizes != "largest":
+        name += f"_{arguments.rtl_sizes}"
+    name += tail
     figures, table = write_results(arguments.out, name, report, markdown(report), indent=1)
     print(f"wrote {figures} and {table}")
     if arguments.rtl:       # the golden-model half is the plain run's: its table is written too
         model_only = {**report, "settings": {**settings, "rtl": None}}
         model_only.pop("rtl_geomeans", None)
-        figures, table = write_results(arguments.out, name.replace("_rtl", "", 1), model_only,
+        figures, table = write_results(arguments.out, "ripple9" + tail, model_only,
                                        markdown(model_only), indent=1)
         print(f"wrote {figures} and {table}")
     checks = [("problems", "error")]
