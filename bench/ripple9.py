@@ -32,6 +32,7 @@ import argparse
 import importlib.util
 import math
 import time
+from contextlib import contextmanager
 
 from ripple_core.interp import run
 from ripple_core.lang import compile_kernel
@@ -52,6 +53,7 @@ DEPTH, MEM_LATENCY, SEED = 2, 1, 2025
 # ordered prd at 1,024 vertices takes about 660k cycles on the golden model, several times that on
 # the fabric.
 RTL_MAX_CYCLES = 8_000_000
+HOST_MEMORY_WORDS = (1 << 16, 1 << 14)   # what the 1,024-vertex cases need: one build for every size
 # The Ripple paper's geomean targets over its nine workloads: (key, label, wanted, higher is better).
 TARGETS = (("speedup", "speed-up (ordered cycles / Ripple cycles)", 3.0, True),
            ("ipc_ratio", "IPC ratio (Ripple / ordered)", 1.58, True),
@@ -260,12 +262,27 @@ def measure_rtl(rows: list[dict], dry: bool, sizes: str = "all") -> dict:
     if dry or not lowered:
         return settings
     groups = [[item for item in lowered if item[4] == index] for index in range(len(specs))]
-    with ThreadPoolExecutor(max_workers=len(specs)) as pool:
+    with _host_memories(HOST_MEMORY_WORDS), ThreadPoolExecutor(max_workers=len(specs)) as pool:
         seconds = list(pool.map(lambda group: _simulate_group(group, rows), [g for g in groups if g]))
     settings["simulation_seconds"] = [round(s, 1) for s in seconds]
     for row in rows:
         row["rtl_ratios"] = _ratios(row, "compute_cycles")
     return settings
+
+
+@contextmanager
+def _host_memories(words: tuple[int, int]):
+    """Size the native top's host memories (input, output words) for the bench's largest case, so
+    that every ``--rtl-sizes`` of a fabric shares one Verilator build (the memories' depth is
+    part of the build; the native tier otherwise sizes them for the runs at hand)."""
+    from rivulet.sim.native import session
+
+    saved = session.IN_DEPTH, session.OUT_DEPTH
+    session.IN_DEPTH, session.OUT_DEPTH = words
+    try:
+        yield
+    finally:
+        session.IN_DEPTH, session.OUT_DEPTH = saved
 
 
 def _simulate_group(group: list[tuple], rows: list[dict]) -> float:
