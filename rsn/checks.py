@@ -424,18 +424,20 @@ def _hops_in_issue_order(routes) -> dict:
 
 def _fenced_phases(per_tile: dict) -> dict:
     """tile -> {phase: index of the micro-op that must carry the fence}: the first of each phase
-    in which the tile's routes read an input that the tile's routes of an earlier phase read."""
+    in which a route of the tile reads an input that the tile's latest route of an earlier phase
+    on that input read, without taking every output that route took."""
     fenced = {}
     for tile, entries in per_tile.items():
-        first, inputs = {}, {}
+        first, earlier, current = {}, {}, {}    # input -> outputs of earlier phases / this phase
         for index, (phase, hop, _) in enumerate(entries):
-            first.setdefault(phase, index)
-            inputs.setdefault(phase, set()).add(hop.input)
-        read = set()
-        for phase in sorted(first):
-            if inputs[phase] & read:
+            if phase not in first:
+                first[phase] = index
+                earlier.update(current)
+                current = {}
+            before = earlier.get(hop.input)
+            if before is not None and not before <= set(hop.outputs):
                 fenced.setdefault(tile, {})[phase] = first[phase]
-            read |= inputs[phase]
+            current[hop.input] = set(hop.outputs)
     return fenced
 
 

@@ -9,8 +9,9 @@ A single-phase program is the old model exactly: each link carries one stream, e
 
 Phases (docs/rsn-phases.md) are routed one after the other, and every link and switch input an
 earlier phase used is free again: a later route that reads a switch input an earlier route read
-there comes behind a fenced micro-op (``fence``), which issues only once every counted route of
-that switch has ended, so it never sees the earlier stream's tokens.
+there, and leaves it by other outputs, comes behind a fenced micro-op (``fence``), which issues
+only once every counted route of that switch has ended, so it never sees the earlier stream's
+tokens.
 
 Algorithm: PathFinder negotiated congestion over the directed link graph (failed tiles and links
 removed; a route may pass through any usable tile's switch without using its FU). A multicast
@@ -250,7 +251,8 @@ def _negotiate(spec, graph, placement, adjacency, max_iterations, indices=None):
 def _route_phases(spec, graph, placement, adjacency, max_iterations):
     """Route a graph phase by phase, each phase negotiating its own links (one stream per link
     per phase); links and switch inputs of earlier phases are free again, since the switch
-    micro-ops fence every phase that reads an input an earlier phase read (:func:`switch_uops`).
+    micro-ops fence a phase that leaves an input an earlier phase read by other outputs
+    (:func:`switch_uops`).
     Returns (trees in program order, iterations)."""
     trees, iterations = [None] * len(graph.edges), 0
     for phase in graph.phases():
@@ -265,18 +267,23 @@ def _route_phases(spec, graph, placement, adjacency, max_iterations):
 def switch_uops(routes: list[EdgeRoute]) -> dict:
     """tile -> switch micro-ops: one per (stream, tile) in phase order, program order within a
     phase, ``last`` on the final; ``fence`` (1, and absent otherwise) on a tile's first micro-op
-    of a phase if a route of that phase there reads a switch input that a route of an earlier
-    phase read there."""
+    of a phase if a route of that phase there reads a switch input that an earlier phase's route
+    read there and does not take every output that route took.
+
+    A later route that does take all of them needs no fence: it issues only once those outputs
+    have ended, i.e. after the earlier stream's last token has left the input. A fence would
+    also wait for the tile's unrelated routes, which costs cycles (docs/rsn-phases.md)."""
     per_tile = defaultdict(list)            # tile -> [(phase, hop, beats)] in issue order
     for route_ in sorted(routes, key=lambda route_: route_.edge.phase):     # stable
         for hop in route_.hops:
             per_tile[hop.tile].append((route_.edge.phase, hop, route_.edge.tokens or 0))
     program = {}
     for tile, entries in sorted(per_tile.items()):
-        uops, read_before = [], set()
+        uops, latest = [], {}               # switch input -> outputs of its latest route
         for _, group in itertools.groupby(entries, key=lambda entry: entry[0]):
             group = list(group)
-            fence = int(any(hop.input in read_before for _, hop, _ in group))
+            fence = int(any(hop.input in latest and not latest[hop.input] <= set(hop.outputs)
+                            for _, hop, _ in group))
             for position, (_, hop, beats) in enumerate(group):
                 select = [NO_INPUT] * SWITCH_OUTPUTS
                 for output in hop.outputs:
@@ -286,7 +293,7 @@ def switch_uops(routes: list[EdgeRoute]) -> dict:
                 if fence and position == 0:
                     uop["fence"] = 1        # left out when 0, as the encoder does
                 uops.append(uop)
-            read_before |= {hop.input for _, hop, _ in group}
+            latest.update((hop.input, set(hop.outputs)) for _, hop, _ in group)
         uops[-1]["last"] = 1
         program[tile] = uops
     return program

@@ -316,22 +316,25 @@ def test_a_unit_output_feeds_other_sinks_in_a_later_phase():
     assert result.outputs == program.expected
 
 
-def test_fences_only_where_an_input_is_read_again():
-    """Every fence sits on a tile's first micro-op of a phase that reads an input an earlier phase
-    read there, and every such phase has one (re-derived here from the routes)."""
-    compiled = compile_program(reused_alu_program(), default_fabric())
-    for tile, uops in compiled.routing.switch_uops.items():
-        hops = [(route.edge.phase, hop) for route in sorted(compiled.routing.routes,
-                                                             key=lambda route: route.edge.phase)
-                for hop in route.hops if hop.tile == tile]
-        assert len(hops) == len(uops)
-        wanted = []
-        for index, (phase, _) in enumerate(hops):
-            first = index == 0 or hops[index - 1][0] != phase
-            earlier = {other.input for other_phase, other in hops if other_phase < phase}
-            this = {other.input for other_phase, other in hops if other_phase == phase}
-            wanted.append(int(first and bool(earlier & this)))
-        assert [uop.get("fence", 0) for uop in uops] == wanted, tile
+def test_fences_only_where_a_later_route_leaves_a_shared_input_elsewhere():
+    """Every fence sits on a tile's first micro-op of a phase with a route that reads an input an
+    earlier phase's route read there and drops one of its outputs, and every such phase has one
+    (re-derived here from the routes). A later route that keeps every output needs none."""
+    for program in (reused_alu_program(), diverging_output_program(), random_phased_program(6),
+                    random_phased_program(10)):
+        compiled = compile_program(program, default_fabric())
+        for tile, uops in compiled.routing.switch_uops.items():
+            hops = [(route.edge.phase, hop) for route in sorted(compiled.routing.routes,
+                                                                 key=lambda route: route.edge.phase)
+                    for hop in route.hops if hop.tile == tile]
+            assert len(hops) == len(uops)
+            wanted = [0] * len(hops)
+            for index, (phase, hop) in enumerate(hops):
+                before = [other for other_phase, other in hops[:index]
+                          if other_phase < phase and other.input == hop.input]
+                if before and not set(before[-1].outputs) <= set(hop.outputs):
+                    wanted[min(k for k, (other_phase, _) in enumerate(hops) if other_phase == phase)] = 1
+            assert [uop.get("fence", 0) for uop in uops] == wanted, (program.name, tile)
 
 
 def test_a_unit_whose_phases_go_backwards_is_refused():
