@@ -18,6 +18,7 @@ from rivulet.sim.native import session
 from rivulet.sim.seeds import seeds_for
 from rivulet.sim.streams import PROFILES
 from rsn.checks import ProgramError, check_program, check_routing
+from rsn.cycle_model import predict_cycles
 from rsn.fabric_spec import default_fabric, parse_fabric
 from rsn.graph import StreamGraph
 from rsn.model import FabricModel
@@ -162,6 +163,86 @@ def diverging_output_program(seed: int = 4) -> Program:
                    expected={"out0": out0, "out1": out1})
 
 
+DEEP_MLP_SIZES = (12, 10, 8, 6, 4)     # x, three hidden layers, y
+DEEP_MLP_SHIFT = 6
+
+
+def _int8(word: int) -> int:
+    low = word & 0xFF
+    return low - 256 if low >= 128 else low
+
+
+def _deep_mlp_reference(x, weights):
+    """Four int8 layers, each relu, >> DEEP_MLP_SHIFT, clip to int8, with 32-bit wrapping dot
+    products, as plain Python."""
+    vector = list(x)
+    for matrix in weights:
+        vector = [_alu_reference(sum(_int8(w) * _int8(v) for w, v in zip(row, vector, strict=True))
+                                 & 0xFFFF_FFFF, relu=1, shift=DEEP_MLP_SHIFT, clip=1, lo=-128, hi=127)
+                  for row in matrix]
+    return vector
+
+
+def deep_mlp_program(weights_from: str = "bank", seed: int = 7) -> Program:
+    """A four-layer int8 MLP in four phases on two chains that alternate: phases 0 and 2 run
+    bank a -> mac1 (weights into i0) -> alu1 -> bank b, phases 1 and 3 bank b -> mac2 -> alu2
+    -> bank a, and in phase 3 alu2's output goes to the host instead. The weights come from a
+    third bank (``weights_from="bank"``) or from the host (``"host"``). Every stream keeps its
+    route in its two phases; the two chains' streams part where they leave the mem column,
+    which needs a fence (refused before it)."""
+    rng = random.Random(seed)
+    sizes = DEEP_MLP_SIZES
+    x = [rng.randint(-128, 127) & 0xFFFF_FFFF for _ in range(sizes[0])]
+    weights = [[[rng.randint(-128, 127) & 0xFFFF_FFFF for _ in range(sizes[layer])]
+                for _ in range(sizes[layer + 1])] for layer in range(4)]
+    requantize = {"relu": 1, "shift": DEEP_MLP_SHIFT, "clip": 1, "lo": -128, "hi": 127}
+    graph = StreamGraph()
+    banks = {"a": {address: word for address, word in enumerate(x)}, "b": {}}
+    for name in ("a", "b", "mac1", "alu1", "mac2", "alu2"):
+        graph.add_node(name, {"a": "mem", "b": "mem"}.get(name, name[:-1]))
+    host_weights = []
+    if weights_from == "bank":
+        graph.add_node("w", "mem")
+        banks["w"] = {}
+    else:
+        graph.add_host_in("w", "in0", sum(len(m) * len(m[0]) for m in weights))
+    graph.add_host_out("y", "out0", sizes[4])
+    region = [0, 64]                # activations alternate between two regions of each bank
+    weight_base = 0
+    for layer in range(4):
+        if layer:
+            graph.next_phase()
+        source, target = ("a", "b") if layer % 2 == 0 else ("b", "a")
+        mac, alu = ("mac1", "alu1") if layer % 2 == 0 else ("mac2", "alu2")
+        n_in, n_out = sizes[layer], sizes[layer + 1]
+        read_at, write_at = region[layer // 2 % 2] if layer else 0, region[(layer + 1) // 2 % 2]
+        graph.add_uops(source, [{"write": 0, "start": read_at, "stride": 1, "offset": 0,
+                                 "count_i": n_in, "count_j": 1}])
+        flat = [word for row in weights[layer] for word in row]
+        if weights_from == "bank":
+            graph.add_uops("w", [{"write": 0, "start": weight_base, "stride": 1, "offset": 0,
+                                  "count_i": len(flat), "count_j": 1}])
+            banks["w"].update({weight_base + k: word for k, word in enumerate(flat)})
+            weight_base += len(flat)
+        else:
+            host_weights += flat
+        graph.add_uops(mac, [{"mode": "LOAD", "precision": "INT8", "length": n_in},
+                             {"mode": "DOT", "precision": "INT8", "length": n_in, "rows": n_out}])
+        graph.add_uops(alu, [_alu(n_out, **requantize)])
+        graph.connect(source, (mac, 1), n_in)
+        graph.connect("w", (mac, 0), n_in * n_out)
+        graph.connect(mac, alu, n_out)
+        if layer < 3:
+            graph.add_uops(target, [{"write": 1, "start": write_at, "stride": 1, "offset": 0,
+                                     "count_i": n_out, "count_j": 1}])
+            graph.connect(alu, target, n_out)
+        else:
+            graph.connect(alu, "y", n_out)
+    return Program(name=f"deep-mlp-{weights_from}", graph=graph, memories=banks,
+                   host_inputs={"in0": host_weights} if host_weights else {},
+                   expected={"out0": _deep_mlp_reference(x, weights)})
+
+
 def _relies_on_fence(compiled) -> bool:
     """Some route reads a switch input that a route of an earlier phase read at that tile, and
     does not take every output the earlier one took there: without a fence it could issue early
@@ -174,6 +255,26 @@ def _relies_on_fence(compiled) -> bool:
                 return True
             latest[hop.tile, hop.input] = (route.edge.phase, set(hop.outputs))
     return False
+
+
+@pytest.mark.parametrize("weights_from", ["bank", "host"])
+def test_a_deep_mlp_routes_as_two_loops_on_the_default_fabric(weights_from):
+    """docs/rsn-phases.md: refused on the default 3x3 before the fence. Each chain's streams
+    take the same route in both of their phases, and the result matches the reference."""
+    program = deep_mlp_program(weights_from)
+    compiled = compile_program(program, default_fabric())
+    routes = {}
+    for route in compiled.routing.routes:
+        routes.setdefault((route.edge.source, tuple(route.edge.sinks)), set()).add(tuple(route.links))
+    same = sum(len(links) == 1 for links in routes.values())
+    fenced = sorted(tile for tile, uops in compiled.routing.switch_uops.items()
+                    if any(uop.get("fence") for uop in uops))
+    print(f"{program.name}: {same} of {len(routes)} streams keep one route; placement "
+          f"{compiled.routing.placement.tiles}; fences at {fenced}")
+    assert _relies_on_fence(compiled)
+    result = _model(compiled)
+    assert result.done
+    assert result.outputs["out0"] == program.expected["out0"]
 
 
 def test_a_reused_alu_serves_both_phases_on_the_model():
@@ -485,7 +586,9 @@ def _fenced_programs(rng, spec) -> tuple[list, int]:
     """The hand-written phased programs, 50 random ones and those of REFUSED_WITHOUT_FENCE."""
     fixed = [compile_program(program, spec) for program in (reused_alu_program(), relay_program(),
                                                             ping_pong_program(),
-                                                            diverging_output_program())]
+                                                            diverging_output_program(),
+                                                            deep_mlp_program("bank"),
+                                                            deep_mlp_program("host"))]
     drawn, refused = _random_phased(rng, spec, RANDOM_PHASED_PROGRAMS)
     once_refused = [compile_program(random_phased_program(seed), spec) for seed in REFUSED_WITHOUT_FENCE]
     return fixed + drawn + once_refused, refused
@@ -544,6 +647,26 @@ def test_a_crossing_on_a_line_rtl_equals_reference():
         for port, tokens in each.program.expected.items():
             assert rtl.outputs.get(port, []) == tokens, f"{profile}: host port {port}"
         _check_against_model(each, rtl, profile)
+
+
+@pytest.mark.verilator
+def test_the_cycle_model_is_exact_on_fenced_programs():
+    """The cycle model's fence (rsn.cycle_model) against the RTL's counter and every host output
+    transfer, no stalls: the hand-written programs that need a fence and six random ones."""
+    spec = default_fabric()
+    compiled = [compile_program(program, spec) for program in
+                (diverging_output_program(), deep_mlp_program("bank"), deep_mlp_program("host"))]
+    compiled += [compile_program(random_phased_program(seed), spec) for seed in REFUSED_WITHOUT_FENCE[:6]]
+    assert all(_relies_on_fence(each) for each in compiled)
+    line, crossing = _crossing_program(9, 7)
+    for programs in (compiled, [compile_program(crossing, line)]):
+        count = len(programs)
+        results = run_many_on_rtl(programs, profiles=["no_stall"] * count, seeds=[1] * count,
+                                  case="fabric-phases-cycles")
+        for each, rtl in zip(programs, results, strict=True):
+            predicted = predict_cycles(each)
+            print(f"{each.program.name}: RTL {rtl.cycles} cycles, model {predicted.cycles}")
+            assert predicted.cycles == rtl.cycles, each.program.name
 
 
 class _FencelessSwitch(Switch):
