@@ -177,8 +177,6 @@ class Switch(wiring.Component):
         issue = Signal()
         m.d.comb += [
             enable.eq(head.enable[:self.n_outputs]),
-            routes.counted.eq(Cat(routes.active[j] & (routes.remaining[j] != 0)
-                                  for j in range(self.n_outputs))),
             # Both terms come from registers only, so uop.ready stays off the data plane.
             self.uop.ready.eq(self._can_issue(enable, routes.active)
                               & ~self._fence_holds(head.fence, routes.counted)),
@@ -190,11 +188,12 @@ class Switch(wiring.Component):
                     routes.active[j].eq(1),
                     routes.select[j].eq(Cat(head.select[j] == k for k in range(self.n_inputs))),
                     routes.remaining[j].eq(head.beats),
+                    routes.counted[j].eq(head.beats != 0),
                 ]
             with m.Elif(routes.take[j] & (routes.remaining[j] != 0)):
                 m.d.sync += routes.remaining[j].eq(routes.remaining[j] - 1)
                 with m.If(routes.ending[j]):
-                    m.d.sync += [routes.active[j].eq(0), routes.select[j].eq(0)]
+                    m.d.sync += [routes.active[j].eq(0), routes.select[j].eq(0), routes.counted[j].eq(0)]
         return issue, enable
 
     def _elaborate_status(self, m, routes, issue, enable):
@@ -246,6 +245,9 @@ class _Routes:
         # per input rather than per output, so an output that ends its route and is routed to
         # the same input again before that token retires does not take it twice.
         self.delivered = [Signal(n_outputs, name=f"delivered{k}") for k in range(n_inputs)]
-        self.counted = Signal(n_outputs)        # output j has a counted (not static) route
+        # Output j has a counted (not static) route: active & (remaining != 0), kept as a register
+        # of its own so that the fence's condition is an OR of flip-flops, not of 16-bit compares
+        # in the issue path (which, computed, took hundreds of LUTs on ECP5).
+        self.counted = Signal(n_outputs)
         self.take = Signal(n_outputs)           # output j moves a token into its buffer
         self.ending = Signal(n_outputs)         # ... and it is its route's last
