@@ -150,13 +150,10 @@ def _route_tree(source, sinks, adjacency, link_cost) -> _Tree:
     root, _ = source
     tree = _Tree(root, {}, defaultdict(list))
     tiles = {root}
-    reached = set()
 
     def distance(sink):
         return abs(sink[0][0] - root[0]) + abs(sink[0][1] - root[1])
     for sink in sorted(sinks, key=distance):
-        if sink in reached:
-            continue
         tile, output = sink
         path = _join(tiles, tile, adjacency, link_cost) if tile not in tiles else []
         if path is None:
@@ -252,8 +249,7 @@ def _route_phases(spec, graph, placement, adjacency, max_iterations):
     """Route a graph phase by phase, each phase negotiating its own links (one stream per link
     per phase); links and switch inputs of earlier phases are free again, since the switch
     micro-ops fence a phase that leaves an input an earlier phase read by other outputs
-    (:func:`switch_uops`).
-    Returns (trees in program order, iterations)."""
+    (:func:`switch_uops`). Returns (trees in program order, iterations)."""
     trees, iterations = [None] * len(graph.edges), 0
     for phase in graph.phases():
         indices = [index for index, edge in enumerate(graph.edges) if edge.phase == phase]
