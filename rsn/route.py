@@ -3,8 +3,9 @@
 Model: circuit switching with every route of a phase held for the whole phase. Each directed
 link (a switch's neighbour output) carries at most one stream per phase, so the routes of one
 phase share no switch output and no switch input. Every switch micro-op then issues as soon as
-it reaches the head of its queue and its outputs' earlier-phase routes have ended, and no stream
-waits for another stream of its phase: the network adds no waits of its own, only the FUs do.
+it reaches the head of its queue and its outputs' earlier-phase routes have ended (a fenced one
+once all of its switch's earlier-phase routes have), and no stream waits for another stream of
+its phase: the network adds no waits of its own, only the FUs do.
 A single-phase program is the old model exactly: each link carries one stream, ever.
 
 Phases (docs/rsn-phases.md) are routed one after the other, and every link and switch input an
