@@ -302,8 +302,11 @@ def _check_cycles_in(graph: StreamGraph, phase: int, allowed):
 def check_phases(graph: StreamGraph):
     """The rules that let streams of different phases share ports, links and units
     (docs/rsn-phases.md): every unit's micro-ops in phase order; a host node fed or drained in
-    several phases carries the sum of their counts; and a later phase's stream from an output an
-    earlier phase's stream left reaches at least that stream's sinks."""
+    several phases carries the sum of their counts. A unit output may feed different sinks in
+    different phases: the later route's switch micro-ops are fenced wherever it reads an input the
+    earlier one read (:func:`rsn.route.switch_uops`), so it issues only after the earlier stream's
+    last token has left every such switch, and the unit, whose micro-ops run in phase order,
+    produces the later stream's tokens only after the earlier one's."""
     for edge in graph.edges:
         if isinstance(edge.phase, bool) or not isinstance(edge.phase, int) or edge.phase < 0:
             raise ProgramError(f"stream {edge}: phase {edge.phase!r} must be an integer >= 0")
@@ -323,20 +326,6 @@ def check_phases(graph: StreamGraph):
             raise ProgramError(f"host node {node.name!r} has streams in several phases carrying "
                                f"{' + '.join(str(edge.tokens) for edge in streams)} tokens, but declares "
                                f"{node.tokens}; declare their sum")
-    by_source = {}
-    for edge in graph.edges:
-        by_source.setdefault(edge.source, []).append(edge)
-    for source, edges in by_source.items():
-        edges = sorted(edges, key=lambda edge: edge.phase)
-        for earlier, later in zip(edges, edges[1:], strict=False):
-            missing = [f"{name}.i{port}" for name, port in earlier.sinks if (name, port) not in later.sinks]
-            if missing:
-                raise ProgramError(
-                    f"streams {earlier} and {later} both leave {source[0]}.o{source[1]}, but the later "
-                    f"does not reach {', '.join(missing)}: at the source's switch both routes read one "
-                    f"input, and a later route that does not take every output of the earlier one could "
-                    f"issue while the earlier still carries tokens and take some of them; send the later "
-                    f"stream there too (multicast), or produce it on another unit")
 
 
 def check_program(spec: FabricSpec, graph: StreamGraph):
@@ -424,19 +413,58 @@ def _check_tree(spec: FabricSpec, graph: StreamGraph, placement, edge, hops) -> 
                            f"sinks are at {sorted(wanted)}")
 
 
-def _expected_switch_uops(routes) -> dict:
+def _hops_in_issue_order(routes) -> dict:
+    """tile -> [(phase, hop, stream)] in the order its switch micro-ops must come."""
     per_tile = {}
     for route in sorted(routes, key=lambda route: route.edge.phase):      # stable: program order
         for hop in route.hops:
+            per_tile.setdefault(hop.tile, []).append((route.edge.phase, hop, route.edge))
+    return per_tile
+
+
+def _fenced_phases(per_tile: dict) -> dict:
+    """tile -> {phase: index of the micro-op that must carry the fence}: the first of each phase
+    in which a route of the tile reads an input that the tile's latest route of an earlier phase
+    on that input read, without taking every output that route took."""
+    fenced = {}
+    for tile, entries in per_tile.items():
+        first, earlier, current = {}, {}, {}    # input -> outputs of earlier phases / this phase
+        for index, (phase, hop, _) in enumerate(entries):
+            if phase not in first:
+                first[phase] = index
+                earlier.update(current)
+                current = {}
+            before = earlier.get(hop.input)
+            if before is not None and not before <= set(hop.outputs):
+                fenced.setdefault(tile, {})[phase] = first[phase]
+            current[hop.input] = set(hop.outputs)
+    return fenced
+
+
+def _expected_switch_uops(routes) -> dict:
+    per_tile = _hops_in_issue_order(routes)
+    fenced = _fenced_phases(per_tile)
+    expected = {}
+    for tile, entries in per_tile.items():
+        fences = set(fenced.get(tile, {}).values())
+        uops = []
+        for index, (_, hop, edge) in enumerate(entries):
             select = [isa.NO_INPUT] * isa.SWITCH_OUTPUTS
             for output in hop.outputs:
                 select[output] = hop.input
-            per_tile.setdefault(hop.tile, []).append(
-                {"beats": route.edge.tokens or 0, "enable": sum(1 << output for output in hop.outputs),
-                 "select": select, "last": 0})
-    for uops in per_tile.values():
-        uops[-1]["last"] = 1
-    return per_tile
+            uops.append({"beats": edge.tokens or 0, "enable": sum(1 << output for output in hop.outputs),
+                         "select": select, "last": int(index == len(entries) - 1),
+                         **({"fence": 1} if index in fences else {})})
+        expected[tile] = uops
+    return expected
+
+
+def _fenced_in(routing, per_tile: dict, tile, phase) -> bool:
+    """Whether the given micro-ops of ``tile`` fence ``phase`` there: the phase's first micro-op
+    (which comes right after the tile's routes of earlier phases) carries the fence."""
+    uops = routing.switch_uops.get(tile, [])
+    start = next(index for index, (other, _, _) in enumerate(per_tile[tile]) if other == phase)
+    return start < len(uops) and bool(uops[start].get("fence"))
 
 
 def check_routing(spec: FabricSpec, graph: StreamGraph, routing):
@@ -447,9 +475,10 @@ def check_routing(spec: FabricSpec, graph: StreamGraph, routing):
     in time: "one writer per link per micro-op" means one stream per switch output and phase.
     Routes of different phases may share an output: its micro-ops issue in phase order, and a
     route issues only once the output's earlier route has carried all its beats. They may share
-    an input only if the later route's outputs include all of the earlier's there: its issue then
-    waits until every output of the earlier route has ended, so it never sees the earlier
-    stream's tokens (docs/rsn-phases.md).
+    an input if the later route's micro-op there comes behind a fence (it issues only once every
+    counted route of the switch has ended), or, unfenced, if its outputs include all of the
+    earlier's there (its issue then waits until every output of the earlier route has ended):
+    either way it never sees the earlier stream's tokens (docs/rsn-phases.md).
     """
     placement = routing.placement
     if len(routing.routes) != len(graph.edges):
@@ -458,6 +487,7 @@ def check_routing(spec: FabricSpec, graph: StreamGraph, routing):
         if route.edge != edge:
             raise ProgramError(f"routes are not in program order: found {route.edge} where {edge} is")
     writers, readers, latest = {}, {}, {}
+    per_tile = _hops_in_issue_order(routing.routes)
     for route in sorted(routing.routes, key=lambda route: route.edge.phase):
         edge = route.edge
         _check_tree(spec, graph, placement, edge, route.hops)
@@ -467,12 +497,14 @@ def check_routing(spec: FabricSpec, graph: StreamGraph, routing):
                                    f"{readers[hop.tile, hop.input, edge.phase]} and {edge}")
             readers[hop.tile, hop.input, edge.phase] = edge
             before = latest.get((hop.tile, hop.input))
-            if before is not None and not set(before[1]) <= set(hop.outputs):
+            if (before is not None and before[0].phase < edge.phase and not set(before[1]) <= set(hop.outputs)
+                    and not _fenced_in(routing, per_tile, hop.tile, edge.phase)):
                 raise ProgramError(
                     f"tile {hop.tile} switch input {hop.input} is read by stream {before[0]} (outputs "
-                    f"{list(before[1])}) and later by {edge} (outputs {list(hop.outputs)}); a later "
-                    f"route on a shared input must take every output of the earlier one, or it may "
-                    f"issue while the earlier route still carries tokens and take some of them")
+                    f"{list(before[1])}) and later by {edge} (outputs {list(hop.outputs)}) with no "
+                    f"fence between them; a later route on a shared input must come behind a fenced "
+                    f"switch micro-op (or take every output of the earlier one), or it may issue while "
+                    f"the earlier route still carries tokens and take some of them")
             latest[hop.tile, hop.input] = (edge, hop.outputs)
             for output in hop.outputs:
                 if (hop.tile, output, edge.phase) in writers:

@@ -17,11 +17,11 @@ The skeleton, and where each number comes from:
   the chain (in-order, blocking dispatch), which the skeleton reproduces slice by slice.
 * **Micro-op queues** (:class:`hw.token_queue.TokenQueue` of ``uop_queue_depth``): 1 cycle of
   latency up to depth 2, 2 cycles from depth 3.
-* **Switches** (:class:`rsn.switch.Switch`): a micro-op issues when its outputs are idle; its
-  routes are active from the next cycle; every output is a 2-slot skid buffer with
-  ``Switch.LATENCY`` (1) cycle per hop, one token per cycle, eager multicast; ``finished`` rises
-  two cycles after the take that ends the last route; ``busy`` while a route is active, a
-  micro-op is on offer or a token waits in an output buffer.
+* **Switches** (:class:`rsn.switch.Switch`): a micro-op issues when its outputs are idle (a
+  fenced one when no output has a counted route); its routes are active from the next cycle;
+  every output is a 2-slot skid buffer with ``Switch.LATENCY`` (1) cycle per hop, one token per
+  cycle, eager multicast; ``finished`` rises two cycles after the take that ends the last route;
+  ``busy`` while a route is active, a micro-op is on offer or a token waits in an output buffer.
 * **FU input queues**: ``queue_depth`` token queues, latency as the micro-op queues.
 * **FUs**: ``mem`` (:mod:`rsn.fu_mem`): ``READ_LATENCY`` (3) cycles from accepting a READ to its
   first word, one word per cycle, at most ``output_credits`` (3) words between the address
@@ -402,6 +402,8 @@ class _SwitchTiming:
         head = self.uops.head() if self.uops.valid(cycle) else None
         enabled = [j for j in range(len(self.outputs)) if head and head["enable"] >> j & 1]
         issue = head is not None and not any(self.active[j] for j in enabled)
+        if issue and head["fence"]:         # held while any counted route is active
+            issue = not any(self.active[j] and self.remaining[j] for j in range(len(self.outputs)))
         # `finished` is computed from registers: it follows the last route's end by two cycles.
         all_ended = self.last_issued and not self.last_pending
         if all_ended:

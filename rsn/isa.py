@@ -67,6 +67,11 @@ SwitchUop = padded_uop({
     "enable": SWITCH_OUTPUTS,                           # outputs this micro-op routes
     "select": data.ArrayLayout(3, SWITCH_OUTPUTS),      # the input each output copies
     "last": 1,
+    # A fence: the micro-op issues only once no counted route of its switch is active (every
+    # earlier counted route has carried all its beats, so no input holds an earlier stream's
+    # token). A flag rather than a micro-op of its own: it costs no image words and no issue
+    # cycle, and it sits in bits that were reserved, so every unfenced encoding is unchanged.
+    "fence": 1,
 })
 
 MemUop = padded_uop({

@@ -3,15 +3,16 @@
 Model: circuit switching with every route of a phase held for the whole phase. Each directed
 link (a switch's neighbour output) carries at most one stream per phase, so the routes of one
 phase share no switch output and no switch input. Every switch micro-op then issues as soon as
-it reaches the head of its queue and its outputs' earlier-phase routes have ended, and no stream
-waits for another stream of its phase: the network adds no waits of its own, only the FUs do.
+it reaches the head of its queue and its outputs' earlier-phase routes have ended (a fenced one
+once all of its switch's earlier-phase routes have), and no stream waits for another stream of
+its phase: the network adds no waits of its own, only the FUs do.
 A single-phase program is the old model exactly: each link carries one stream, ever.
 
-Phases (docs/rsn-phases.md) are routed one after the other: a link that an earlier phase used
-is free again, except that a later route entering a switch by an input an earlier route read
-must take every output that route took (so it cannot issue while the earlier one still carries
-tokens); a later stream from the same source output starts from the earlier stream's tree, and
-a stream that breaks the rule elsewhere is rerouted with that link barred to it.
+Phases (docs/rsn-phases.md) are routed one after the other, and every link and switch input an
+earlier phase used is free again: a later route that reads a switch input an earlier route read
+there, and leaves it by other outputs, comes behind a fenced micro-op (``fence``), which issues
+only once every counted route of that switch has ended, so it never sees the earlier stream's
+tokens.
 
 Algorithm: PathFinder negotiated congestion over the directed link graph (failed tiles and links
 removed; a route may pass through any usable tile's switch without using its FU). A multicast
@@ -145,24 +146,15 @@ def _join(tree_tiles, target, adjacency, link_cost):
     return path[::-1]
 
 
-def _route_tree(source, sinks, adjacency, link_cost, seed: _Tree | None = None) -> _Tree:
-    """A tree from the source endpoint to every sink endpoint, sinks joined nearest first;
-    grown from ``seed`` (an earlier phase's tree from the same source) when given."""
+def _route_tree(source, sinks, adjacency, link_cost) -> _Tree:
+    """A tree from the source endpoint to every sink endpoint, sinks joined nearest first."""
     root, _ = source
     tree = _Tree(root, {}, defaultdict(list))
     tiles = {root}
-    if seed is not None:
-        tree.parent.update(seed.parent)
-        for tile, outputs in seed.exits.items():
-            tree.exits[tile].extend(outputs)
-        tiles |= set(seed.parent)
-    reached = {(tile, output) for tile, outputs in tree.exits.items() for output in outputs}
 
     def distance(sink):
         return abs(sink[0][0] - root[0]) + abs(sink[0][1] - root[1])
     for sink in sorted(sinks, key=distance):
-        if sink in reached:
-            continue
         tile, output = sink
         path = _join(tiles, tile, adjacency, link_cost) if tile not in tiles else []
         if path is None:
@@ -201,12 +193,10 @@ def _check_endpoints(spec: FabricSpec, graph: StreamGraph, placement: Placement,
                 raise RouteError(f"stream {edge}: an endpoint is on failed tile {tile}")
 
 
-def _negotiate(spec, graph, placement, adjacency, max_iterations, indices=None, seeds=None, barred=None):
+def _negotiate(spec, graph, placement, adjacency, max_iterations, indices=None):
     """PathFinder: route every stream (of ``indices``, all by default); while links are shared,
-    make them dearer and reroute the streams that use them. ``seeds``: index -> the tree a
-    stream grows from; ``barred``: index -> links it may not use. Returns trees by index."""
+    make them dearer and reroute the streams that use them. Returns trees by index."""
     indices = range(len(graph.edges)) if indices is None else indices
-    seeds, barred = seeds or {}, barred or {}
     terminals = {index: (source_endpoint(graph, placement, graph.edges[index]),
                          [sink_endpoint(graph, placement, sink) for sink in graph.edges[index].sinks])
                  for index in indices}
@@ -220,22 +210,16 @@ def _negotiate(spec, graph, placement, adjacency, max_iterations, indices=None, 
                     continue            # only streams on shared links are ripped up
                 occupancy.subtract(trees[index].links())
 
-            avoid = barred.get(index, ())
-
-            def link_cost(link, present=present, avoid=avoid):
-                if link in avoid:
-                    return float("inf")
+            def link_cost(link, present=present):
                 return (1.0 + history[link]) * (1.0 + present * occupancy[link])
             try:
-                trees[index] = _route_tree(source, sinks, adjacency, link_cost, seeds.get(index))
+                trees[index] = _route_tree(source, sinks, adjacency, link_cost)
             except _NoPath as missing:
                 edge = graph.edges[index]
-                also = (f" and the links {sorted(barred[index])} that earlier phases' routes make "
-                        f"it avoid") if barred.get(index) else ""
                 raise RouteError(
                     f"stream {edge}: no path from tile {source[0]} to tile {missing.sink[0]} that "
                     f"avoids failed tiles {sorted(spec.failed_tiles)} and failed links "
-                    f"{sorted(spec.failed_links)}{also}; place the nodes elsewhere or repair the fabric",
+                    f"{sorted(spec.failed_links)}; place the nodes elsewhere or repair the fabric",
                     streams=[edge]) from None
             occupancy.update(trees[index].links())
         shared = sorted(link for link, count in occupancy.items() if count > 1)
@@ -262,89 +246,54 @@ def _negotiate(spec, graph, placement, adjacency, max_iterations, indices=None, 
         streams=streams, links=shared)
 
 
-_PHASE_REROUTES = 32        # reroutes of one phase that bar links broken by the input rule
-
-
 def _route_phases(spec, graph, placement, adjacency, max_iterations):
-    """Route a phased graph phase by phase: each phase negotiates its own links; a stream whose
-    route enters a switch by an input an earlier phase's route read, without taking all of that
-    route's outputs, is rerouted with that link barred to it. Returns (trees, iterations)."""
-    if not graph.phased:
-        trees, iterations = _negotiate(spec, graph, placement, adjacency, max_iterations)
-        return [trees[index] for index in range(len(graph.edges))], iterations
+    """Route a graph phase by phase, each phase negotiating its own links (one stream per link
+    per phase); links and switch inputs of earlier phases are free again, since the switch
+    micro-ops fence a phase that leaves an input an earlier phase read by other outputs
+    (:func:`switch_uops`). Returns (trees in program order, iterations)."""
     trees, iterations = [None] * len(graph.edges), 0
-    readers = {}                # (tile, switch input) -> (stream index, outputs) of the latest route
     for phase in graph.phases():
         indices = [index for index, edge in enumerate(graph.edges) if edge.phase == phase]
-        seeds = {}
-        for index in indices:
-            earlier = [other for other in range(len(graph.edges)) if trees[other] is not None
-                       and graph.edges[other].source == graph.edges[index].source]
-            if earlier:
-                seeds[index] = trees[max(earlier, key=lambda other: graph.edges[other].phase)]
-        barred = defaultdict(set)
-        for _ in range(_PHASE_REROUTES):
-            routed, used = _negotiate(spec, graph, placement, adjacency, max_iterations,
-                                      indices, seeds, barred)
-            iterations += used
-            broken = _input_rule_breaks(graph, placement, routed, readers)
-            if not broken:
-                break
-            for index, link, other in broken:
-                if seeds.get(index) is not None and link in seeds[index].links():
-                    raise RouteError(
-                        f"stream {graph.edges[index]} must follow the route of {graph.edges[other]} "
-                        f"into {_describe_link(spec, link)}'s far end but not all its outputs; route "
-                        f"it from another unit", streams=[graph.edges[index], graph.edges[other]],
-                        links=[link])
-                barred[index].add(link)
-        else:
-            index, link, other = broken[0]
-            raise RouteError(
-                f"stream {graph.edges[index]} could not be routed in phase {phase} without entering "
-                f"{_describe_link(spec, link)}'s far end, where stream {graph.edges[other]} of an "
-                f"earlier phase went on by outputs it does not take; pin the nodes differently",
-                streams=[graph.edges[index], graph.edges[other]], links=[link])
+        routed, used = _negotiate(spec, graph, placement, adjacency, max_iterations, indices)
+        iterations += used
         for index in indices:
             trees[index] = routed[index]
-            source_input = source_endpoint(graph, placement, graph.edges[index])[1]
-            for hop in _hops(routed[index], source_input):
-                readers[hop.tile, hop.input] = (index, hop.outputs)
     return trees, iterations
-
-
-def _input_rule_breaks(graph, placement, routed: dict, readers: dict) -> list:
-    """(stream index, link into the tile, earlier stream index) for every hop of this phase's
-    ``routed`` trees that reads an input an earlier route read but leaves it by other outputs."""
-    broken = []
-    for index, tree in routed.items():
-        source_input = source_endpoint(graph, placement, graph.edges[index])[1]
-        for hop in _hops(tree, source_input):
-            before = readers.get((hop.tile, hop.input))
-            # The check needs only a superset; the router asks for the same outputs, so that a
-            # later phase that repeats the earlier stream (its tree grown from the earlier one)
-            # also keeps the rule against this route.
-            if before is not None and set(before[1]) != set(hop.outputs) and hop.tile in tree.parent:
-                broken.append((index, tree.parent[hop.tile], before[0]))
-    return broken
 
 
 def switch_uops(routes: list[EdgeRoute]) -> dict:
     """tile -> switch micro-ops: one per (stream, tile) in phase order, program order within a
-    phase, ``last`` on the final."""
-    per_tile = defaultdict(list)
+    phase, ``last`` on the final; ``fence`` (1, and absent otherwise) on a tile's first micro-op
+    of a phase if a route of that phase there reads a switch input that an earlier phase's route
+    read there and does not take every output that route took.
+
+    A later route that does take all of them needs no fence: it issues only once those outputs
+    have ended, i.e. after the earlier stream's last token has left the input. A fence would
+    also wait for the tile's unrelated routes, which costs cycles (docs/rsn-phases.md)."""
+    per_tile = defaultdict(list)            # tile -> [(phase, hop, beats)] in issue order
     for route_ in sorted(routes, key=lambda route_: route_.edge.phase):     # stable
         for hop in route_.hops:
-            select = [NO_INPUT] * SWITCH_OUTPUTS
-            enable = 0
-            for output in hop.outputs:
-                select[output] = hop.input
-                enable |= 1 << output
-            per_tile[hop.tile].append({"beats": route_.edge.tokens or 0, "enable": enable,
-                                       "select": select, "last": 0})
-    for uops in per_tile.values():
+            per_tile[hop.tile].append((route_.edge.phase, hop, route_.edge.tokens or 0))
+    program = {}
+    for tile, entries in sorted(per_tile.items()):
+        uops, latest = [], {}               # switch input -> outputs of its latest route
+        for _, group in itertools.groupby(entries, key=lambda entry: entry[0]):
+            group = list(group)
+            fence = int(any(hop.input in latest and not latest[hop.input] <= set(hop.outputs)
+                            for _, hop, _ in group))
+            for position, (_, hop, beats) in enumerate(group):
+                select = [NO_INPUT] * SWITCH_OUTPUTS
+                for output in hop.outputs:
+                    select[output] = hop.input
+                uop = {"beats": beats, "enable": sum(1 << output for output in hop.outputs),
+                       "select": select, "last": 0}
+                if fence and position == 0:
+                    uop["fence"] = 1        # left out when 0, as the encoder does
+                uops.append(uop)
+            latest.update((hop.input, set(hop.outputs)) for _, hop, _ in group)
         uops[-1]["last"] = 1
-    return dict(sorted(per_tile.items()))
+        program[tile] = uops
+    return program
 
 
 def fu_uops(graph: StreamGraph, placement: Placement) -> dict:

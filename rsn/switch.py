@@ -46,7 +46,12 @@ class Switch(wiring.Component):
       micro-op issues only into outputs whose route register is idle, so an output that takes its
       route's last token in cycle ``c`` accepts the next micro-op in ``c + 1`` and carries its
       first token from ``c + 2`` (one bubble per route boundary on the same output, which keeps
-      ``uop.ready`` independent of the data plane).
+      ``uop.ready`` independent of the data plane);
+    * a micro-op with ``fence`` set issues only once no output has a counted route: if the last
+      counted route ends with a take in cycle ``c``, the fenced micro-op is accepted in ``c + 1``
+      (the same timing as a route handed over on one output). Then every earlier stream's last
+      token has retired from its input (an input retires a token in the cycle its last output
+      takes it), so the fenced routes see only later tokens, whichever inputs and outputs they use.
 
     ``i[k].ready`` is a function of registers only (the route registers, the delivered bits and
     the skid buffers' registered readies); ``o[j]`` comes from flip-flops.
@@ -99,7 +104,7 @@ class Switch(wiring.Component):
             "progress": Out(1),
         })
 
-    # The three rules below are separate methods so that a test can break exactly one of them.
+    # The four rules below are separate methods so that a test can break exactly one of them.
 
     def _route_ends(self, remaining):
         """The take in progress is the route's last (``remaining == 0`` is a static route)."""
@@ -112,6 +117,11 @@ class Switch(wiring.Component):
     def _can_issue(self, enable, active):
         """In-order issue: every output the head names must be idle."""
         return ~(enable & active).any()
+
+    def _fence_holds(self, fence, counted):
+        """A fenced micro-op waits while any output still has a counted route (static routes are
+        wires and never end, so they do not hold a fence)."""
+        return fence & counted.any()
 
     def elaborate(self, platform):
         m = Module()
@@ -167,7 +177,9 @@ class Switch(wiring.Component):
         issue = Signal()
         m.d.comb += [
             enable.eq(head.enable[:self.n_outputs]),
-            self.uop.ready.eq(self._can_issue(enable, routes.active)),
+            # Both terms come from registers only, so uop.ready stays off the data plane.
+            self.uop.ready.eq(self._can_issue(enable, routes.active)
+                              & ~self._fence_holds(head.fence, routes.counted)),
             issue.eq(self.uop.valid & self.uop.ready),
         ]
         for j in range(self.n_outputs):
@@ -176,11 +188,12 @@ class Switch(wiring.Component):
                     routes.active[j].eq(1),
                     routes.select[j].eq(Cat(head.select[j] == k for k in range(self.n_inputs))),
                     routes.remaining[j].eq(head.beats),
+                    routes.counted[j].eq(head.beats != 0),
                 ]
             with m.Elif(routes.take[j] & (routes.remaining[j] != 0)):
                 m.d.sync += routes.remaining[j].eq(routes.remaining[j] - 1)
                 with m.If(routes.ending[j]):
-                    m.d.sync += [routes.active[j].eq(0), routes.select[j].eq(0)]
+                    m.d.sync += [routes.active[j].eq(0), routes.select[j].eq(0), routes.counted[j].eq(0)]
         return issue, enable
 
     def _elaborate_status(self, m, routes, issue, enable):
@@ -210,12 +223,11 @@ class Switch(wiring.Component):
         with m.Elif(all_ended):
             m.d.sync += self.finished.eq(1)
 
-        counted = Cat(routes.active[j] & (routes.remaining[j] != 0) for j in range(self.n_outputs))
         m.d.comb += [
             # A token still waiting in an output buffer keeps the switch busy: without it `done`
             # rose while a back-pressured host had yet to take the last tokens.
             # A static route alone does not: an open program ends when nothing moves anywhere.
-            self.busy.eq(counted.any() | self.uop.valid | Cat(port.valid for port in self.o).any()),
+            self.busy.eq(routes.counted.any() | self.uop.valid | Cat(port.valid for port in self.o).any()),
             self.progress.eq(routes.take.any() | moved_out.any()),
         ]
 
@@ -233,5 +245,9 @@ class _Routes:
         # per input rather than per output, so an output that ends its route and is routed to
         # the same input again before that token retires does not take it twice.
         self.delivered = [Signal(n_outputs, name=f"delivered{k}") for k in range(n_inputs)]
+        # Output j has a counted (not static) route: active & (remaining != 0), kept as a register
+        # of its own so that the fence's condition is an OR of flip-flops, not of 16-bit compares
+        # in the issue path (which, computed, took hundreds of LUTs on ECP5).
+        self.counted = Signal(n_outputs)
         self.take = Signal(n_outputs)           # output j moves a token into its buffer
         self.ending = Signal(n_outputs)         # ... and it is its route's last

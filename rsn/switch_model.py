@@ -8,8 +8,9 @@ leaves its input when every active output that selects the input has it.
 
 Which tokens a route carries is independent of timing only if no route joins an input that a
 different output is still draining for an earlier micro-op; place & route must emit programs
-that keep to this (see ``testbench/rsn/switch_bench.py`` for the exact rule). Otherwise this
-model and the RTL may legitimately disagree.
+that keep to this (see ``testbench/rsn/switch_bench.py`` for the exact rule), if need be with a
+``fence`` on the later micro-op, which holds it until every counted route has ended. Otherwise
+this model and the RTL may legitimately disagree.
 """
 
 from dataclasses import dataclass
@@ -103,12 +104,15 @@ class SwitchModel(UnitModel):
         return self._issue() or self._move(inputs, outputs)
 
     def _issue(self) -> bool:
-        """Issue the head micro-op if every output it names is idle."""
+        """Issue the head micro-op if every output it names is idle and, for a fence, no counted
+        route of the switch is left (a static route never ends and holds no fence back)."""
         if not self.uops:
             return False
         head = self.uops[0]
         targets = self.enabled_outputs(head)
         if any(self.routes[j] is not None for j in targets):
+            return False
+        if head["fence"] and any(route is not None and route.remaining for route in self.routes):
             return False
         self.uops.popleft()
         self.issued += 1

@@ -105,15 +105,25 @@ class _Generator:
     def uop(self) -> dict:
         """Routes from 1-3 inputs; multicast and reuse of recently used outputs are common.
 
-        Each input is read in one of two race-free ways: *cover* (enable every output the
-        previous reader read it on, so this micro-op starts after that reader ended) or
-        *narrow* (read it only on some of those outputs, each of which starts after it has
-        carried the previous reader's last token; the others may still be taking that token).
+        Each input is read in one of three race-free ways: *cover* (enable every output the
+        previous reader read it on, so this micro-op starts after that reader ended), *narrow*
+        (read it only on some of those outputs, each of which starts after it has carried the
+        previous reader's last token; the others may still be taking that token) or *fenced*
+        (read it on any outputs, the micro-op marked ``fence``, so it starts only once every
+        counted route has ended).
         """
         rng, n_out = self.rng, self.params.n_outputs
         if rng.random() < 0.05:
             return {"beats": self.beats(), "enable": 0, "select": [0] * SWITCH_OUTPUTS}
         wanted = rng.sample(range(self.params.n_inputs), rng.choice([1, 1, 2, 2, 3]))
+        if any(self.prev[k] for k in wanted) and rng.random() < 0.15:
+            select = {}
+            for k in wanted:
+                for j in rng.sample(range(n_out), rng.choice([1, 1, 2])):
+                    select.setdefault(j, k)
+            uop = self.routes(select, self.beats())
+            uop["fence"] = 1
+            return uop
         narrow = [k for k in wanted if self.prev[k] and rng.random() < 0.3]
         cover = [k for k in wanted if k not in narrow]
         select = {}
@@ -222,6 +232,9 @@ DIRECTED = {
                               "blocked_then_free"),
     # Two routes in a row on one output, no stalls: shows the one-cycle bubble between them.
     "back_to_back": ([_route(4, {0: 0}), _route(4, {0: 0}, last=1)], "no_stall"),
+    # i0 to o0 for 4 beats, then i0 to o1 behind a fence while every sink is blocked for 48
+    # cycles: o1 must wait for o0's route to end and take only the next 3 tokens of i0.
+    "fence_diverges": ([_route(4, {0: 0}), {**_route(3, {1: 0}, last=1), "fence": 1}], "blocked_then_free"),
 }
 
 
@@ -617,8 +630,19 @@ class GreedyIssueSwitch(Switch):
         return Const(1, 1)
 
 
+class FenceIgnoringSwitch(Switch):
+    """Issues a fenced micro-op as an unfenced one."""
+
+    def _fence_holds(self, fence, counted):
+        return Const(0, 1)
+
+
 MUTANTS = {
     "early_end": EarlyEndSwitch,
     "repeating_multicast": RepeatingMulticastSwitch,
     "greedy_issue": GreedyIssueSwitch,
+    "ignores_fence": FenceIgnoringSwitch,
 }
+# The directed program each mutant fails whatever the seed.
+MUTANT_DIRECTED = {"early_end": "reroute_before_retire", "repeating_multicast": "reroute_before_retire",
+                   "greedy_issue": "reroute_before_retire", "ignores_fence": "fence_diverges"}

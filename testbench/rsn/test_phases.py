@@ -3,16 +3,22 @@
 The phased programs run on the golden model against references written here (plain Python ALU
 arithmetic), and on the Verilated default fabric against the golden model: the hand-written ones
 and at least 50 random phased programs in one simulation, each under a random stall profile.
+Programs that leave a shared switch input by another output in a later phase (refused before
+the switch had a fence) run on both; a fabric whose switches ignore the fence must fail them.
 """
 
 import random
 
 import pytest
+from amaranth.hdl import Const
 
-from rivulet.sim.fabric_run import run_many_on_rtl
+from rivulet.sim import fabric_run
+from rivulet.sim.fabric_run import run_each_on_rtl, run_many_on_rtl
+from rivulet.sim.native import session
 from rivulet.sim.seeds import seeds_for
 from rivulet.sim.streams import PROFILES
 from rsn.checks import ProgramError, check_program, check_routing
+from rsn.cycle_model import predict_cycles
 from rsn.fabric_spec import default_fabric, parse_fabric
 from rsn.graph import StreamGraph
 from rsn.model import FabricModel
@@ -20,8 +26,13 @@ from rsn.place import place
 from rsn.program import Program, compile_program
 from rsn.random_programs import random_phased_program
 from rsn.route import EdgeRoute, Hop, RouteError, Routing, place_and_route, switch_uops
+from rsn.switch import Switch
 
 RANDOM_PHASED_PROGRAMS = 50
+# The seeds in 0..199 whose random_phased_program the router refused while a later route on a
+# shared switch input had to take every output of the earlier one (before the fence).
+REFUSED_WITHOUT_FENCE = (6, 10, 12, 13, 23, 30, 33, 44, 53, 62, 65, 122, 135, 142, 156, 159, 161,
+                         168, 173, 175, 181, 191, 194)
 
 
 def _alu_reference(x: int, relu: int, shift: int, clip: int, lo: int, hi: int) -> int:
@@ -124,6 +135,148 @@ def ping_pong_program(seed: int = 3) -> Program:
                    expected={"out0": expected})
 
 
+def diverging_output_program(seed: int = 4) -> Program:
+    """alu a's output feeds alu b (then out0) in phase 0 and the host port out1 in phase 1: the
+    later stream drops the earlier one's sink, so at a's switch (and wherever the two routes
+    part) the later route reads an input the earlier read and leaves it by another output."""
+    rng = random.Random(seed)
+    first, second = rng.randint(3, 12), rng.randint(3, 12)
+    settings = [{"shift": 2}, {"relu": 1}, {"clip": 1, "lo": -300, "hi": 300}]
+    graph = StreamGraph()
+    graph.add_host_in("x", "in0", first + second)
+    graph.add_node("a", "alu", [_alu(first, **settings[0])])
+    graph.add_node("b", "alu", [_alu(first, **settings[1])])
+    graph.add_host_out("y", "out0", first)
+    graph.add_host_out("z", "out1", second)
+    graph.connect("x", "a", first)
+    graph.connect("a", "b", first)
+    graph.connect("b", "y", first)
+    graph.next_phase()
+    graph.add_uops("a", [_alu(second, **settings[2])])
+    graph.connect("x", "a", second)
+    graph.connect("a", "z", second)
+    host = [rng.getrandbits(32) for _ in range(first + second)]
+    out0 = [_alu_reference(_alu_reference(x, **_settings(settings[0])), **_settings(settings[1]))
+            for x in host[:first]]
+    out1 = [_alu_reference(x, **_settings(settings[2])) for x in host[first:]]
+    return Program(name="diverging-output", graph=graph, host_inputs={"in0": host},
+                   expected={"out0": out0, "out1": out1})
+
+
+DEEP_MLP_SIZES = (12, 10, 8, 6, 4)     # x, three hidden layers, y
+DEEP_MLP_SHIFT = 6
+
+
+def _int8(word: int) -> int:
+    low = word & 0xFF
+    return low - 256 if low >= 128 else low
+
+
+def _deep_mlp_reference(x, weights):
+    """Four int8 layers, each relu, >> DEEP_MLP_SHIFT, clip to int8, with 32-bit wrapping dot
+    products, as plain Python."""
+    vector = list(x)
+    for matrix in weights:
+        vector = [_alu_reference(sum(_int8(w) * _int8(v) for w, v in zip(row, vector, strict=True))
+                                 & 0xFFFF_FFFF, relu=1, shift=DEEP_MLP_SHIFT, clip=1, lo=-128, hi=127)
+                  for row in matrix]
+    return vector
+
+
+def deep_mlp_program(weights_from: str = "bank", seed: int = 7) -> Program:
+    """A four-layer int8 MLP in four phases on two chains that alternate: phases 0 and 2 run
+    bank a -> mac1 (weights into i0) -> alu1 -> bank b, phases 1 and 3 bank b -> mac2 -> alu2
+    -> bank a, and in phase 3 alu2's output goes to the host instead. The weights come from a
+    third bank (``weights_from="bank"``) or from the host (``"host"``). Every stream keeps its
+    route in its two phases; the two chains' streams part where they leave the mem column,
+    which needs a fence (refused before it)."""
+    rng = random.Random(seed)
+    sizes = DEEP_MLP_SIZES
+    x = [rng.randint(-128, 127) & 0xFFFF_FFFF for _ in range(sizes[0])]
+    weights = [[[rng.randint(-128, 127) & 0xFFFF_FFFF for _ in range(sizes[layer])]
+                for _ in range(sizes[layer + 1])] for layer in range(4)]
+    requantize = {"relu": 1, "shift": DEEP_MLP_SHIFT, "clip": 1, "lo": -128, "hi": 127}
+    graph = StreamGraph()
+    banks = {"a": {address: word for address, word in enumerate(x)}, "b": {}}
+    for name in ("a", "b", "mac1", "alu1", "mac2", "alu2"):
+        graph.add_node(name, {"a": "mem", "b": "mem"}.get(name, name[:-1]))
+    host_weights = []
+    if weights_from == "bank":
+        graph.add_node("w", "mem")
+        banks["w"] = {}
+    else:
+        graph.add_host_in("w", "in0", sum(len(m) * len(m[0]) for m in weights))
+    graph.add_host_out("y", "out0", sizes[4])
+    region = [0, 64]                # activations alternate between two regions of each bank
+    weight_base = 0
+    for layer in range(4):
+        if layer:
+            graph.next_phase()
+        source, target = ("a", "b") if layer % 2 == 0 else ("b", "a")
+        mac, alu = ("mac1", "alu1") if layer % 2 == 0 else ("mac2", "alu2")
+        n_in, n_out = sizes[layer], sizes[layer + 1]
+        read_at, write_at = region[layer // 2 % 2] if layer else 0, region[(layer + 1) // 2 % 2]
+        graph.add_uops(source, [{"write": 0, "start": read_at, "stride": 1, "offset": 0,
+                                 "count_i": n_in, "count_j": 1}])
+        flat = [word for row in weights[layer] for word in row]
+        if weights_from == "bank":
+            graph.add_uops("w", [{"write": 0, "start": weight_base, "stride": 1, "offset": 0,
+                                  "count_i": len(flat), "count_j": 1}])
+            banks["w"].update({weight_base + k: word for k, word in enumerate(flat)})
+            weight_base += len(flat)
+        else:
+            host_weights += flat
+        graph.add_uops(mac, [{"mode": "LOAD", "precision": "INT8", "length": n_in},
+                             {"mode": "DOT", "precision": "INT8", "length": n_in, "rows": n_out}])
+        graph.add_uops(alu, [_alu(n_out, **requantize)])
+        graph.connect(source, (mac, 1), n_in)
+        graph.connect("w", (mac, 0), n_in * n_out)
+        graph.connect(mac, alu, n_out)
+        if layer < 3:
+            graph.add_uops(target, [{"write": 1, "start": write_at, "stride": 1, "offset": 0,
+                                     "count_i": n_out, "count_j": 1}])
+            graph.connect(alu, target, n_out)
+        else:
+            graph.connect(alu, "y", n_out)
+    return Program(name=f"deep-mlp-{weights_from}", graph=graph, memories=banks,
+                   host_inputs={"in0": host_weights} if host_weights else {},
+                   expected={"out0": _deep_mlp_reference(x, weights)})
+
+
+def _relies_on_fence(compiled) -> bool:
+    """Some route reads a switch input that a route of an earlier phase read at that tile, and
+    does not take every output the earlier one took there: without a fence it could issue early
+    and take the earlier stream's tokens (the rule the router kept before the fence)."""
+    latest = {}
+    for route in sorted(compiled.routing.routes, key=lambda route: route.edge.phase):
+        for hop in route.hops:
+            before = latest.get((hop.tile, hop.input))
+            if before is not None and before[0] < route.edge.phase and not before[1] <= set(hop.outputs):
+                return True
+            latest[hop.tile, hop.input] = (route.edge.phase, set(hop.outputs))
+    return False
+
+
+@pytest.mark.parametrize("weights_from", ["bank", "host"])
+def test_a_deep_mlp_routes_as_two_loops_on_the_default_fabric(weights_from):
+    """docs/rsn-phases.md: refused on the default 3x3 before the fence. Each chain's streams
+    take the same route in both of their phases, and the result matches the reference."""
+    program = deep_mlp_program(weights_from)
+    compiled = compile_program(program, default_fabric())
+    routes = {}
+    for route in compiled.routing.routes:
+        routes.setdefault((route.edge.source, tuple(route.edge.sinks)), set()).add(tuple(route.links))
+    same = sum(len(links) == 1 for links in routes.values())
+    fenced = sorted(tile for tile, uops in compiled.routing.switch_uops.items()
+                    if any(uop.get("fence") for uop in uops))
+    print(f"{program.name}: {same} of {len(routes)} streams keep one route; placement "
+          f"{compiled.routing.placement.tiles}; fences at {fenced}")
+    assert _relies_on_fence(compiled)
+    result = _model(compiled)
+    assert result.done
+    assert result.outputs["out0"] == program.expected["out0"]
+
+
 def test_a_reused_alu_serves_both_phases_on_the_model():
     program = reused_alu_program()
     compiled = compile_program(program, default_fabric())
@@ -222,14 +375,67 @@ def test_streams_of_one_phase_sharing_a_link_are_refused_with_names():
         place_and_route(spec, graph)
 
 
-def test_a_later_stream_that_would_leave_a_shared_link_elsewhere_is_refused():
-    """Phase 1 would enter the east tile by the input phase 0 came in by, and leave by another
-    output: its route could issue while phase 0's tokens still pass and take some of them."""
+def _crossing_program(first: int = 6, second: int = 5, seed: int = 5) -> tuple:
     spec, graph = _line(_crossing())
-    with pytest.raises(RouteError, match=r"stream x1.o0 -> y1.i0 \(phase 1\): no path from tile \(0, 0\) "
-                                         r"to tile \(0, 1\) .* and the links \[\(\(0, 0\), 1\)\] that "
-                                         r"earlier phases' routes make it avoid"):
-        place_and_route(spec, graph)
+    graph.nodes["x0"].tokens = graph.nodes["y0"].tokens = graph.edges[0].tokens = first
+    graph.nodes["x1"].tokens = graph.nodes["y1"].tokens = graph.edges[1].tokens = second
+    rng = random.Random(seed)
+    inputs = {"in0": [rng.getrandbits(32) for _ in range(first)],
+              "in1": [rng.getrandbits(32) for _ in range(second)]}
+    program = Program("crossing", graph, host_inputs=inputs,
+                      expected={"out0": list(inputs["in0"]), "out1": list(inputs["in1"])})
+    return spec, program
+
+
+def test_a_later_stream_leaves_a_shared_link_by_another_output_behind_a_fence():
+    """Phase 1 enters the east tile by the input phase 0 came in by and leaves by another output
+    (refused before the fence). Its micro-op there is fenced, so it waits for phase 0's route to
+    end and carries exactly its own tokens."""
+    spec, program = _crossing_program()
+    compiled = compile_program(program, spec)
+    east = compiled.routing.switch_uops[(0, 1)]
+    assert [uop.get("fence", 0) for uop in east] == [0, 1]
+    assert [uop["enable"] for uop in east] == [1 << 1, 1 << 0]      # E, then N
+    assert compiled.routing.routes[0].links == compiled.routing.routes[1].links == [((0, 0), 1)]
+    # The west tile reads another input in each phase (W, then N): no fence needed there.
+    assert [uop.get("fence", 0) for uop in compiled.routing.switch_uops[(0, 0)]] == [0, 0]
+    result = _model(compiled)
+    assert result.done
+    assert result.outputs == program.expected
+
+
+def test_a_unit_output_feeds_other_sinks_in_a_later_phase():
+    """Refused by check_phases before the fence; now compiled with fences where the two streams
+    from a.o0 share a switch input, and correct against the plain-Python reference."""
+    program = diverging_output_program()
+    compiled = compile_program(program, default_fabric())
+    assert _relies_on_fence(compiled)
+    a = compiled.routing.placement.tiles["a"]
+    assert any(uop.get("fence", 0) for uop in compiled.routing.switch_uops[a])
+    result = _model(compiled)
+    assert result.done
+    assert result.outputs == program.expected
+
+
+def test_fences_only_where_a_later_route_leaves_a_shared_input_elsewhere():
+    """Every fence sits on a tile's first micro-op of a phase with a route that reads an input an
+    earlier phase's route read there and drops one of its outputs, and every such phase has one
+    (re-derived here from the routes). A later route that keeps every output needs none."""
+    for program in (reused_alu_program(), diverging_output_program(), random_phased_program(6),
+                    random_phased_program(10)):
+        compiled = compile_program(program, default_fabric())
+        for tile, uops in compiled.routing.switch_uops.items():
+            hops = [(route.edge.phase, hop) for route in sorted(compiled.routing.routes,
+                                                                 key=lambda route: route.edge.phase)
+                    for hop in route.hops if hop.tile == tile]
+            assert len(hops) == len(uops)
+            wanted = [0] * len(hops)
+            for index, (phase, hop) in enumerate(hops):
+                before = [other for other_phase, other in hops[:index]
+                          if other_phase < phase and other.input == hop.input]
+                if before and not set(before[-1].outputs) <= set(hop.outputs):
+                    wanted[min(k for k, (other_phase, _) in enumerate(hops) if other_phase == phase)] = 1
+            assert [uop.get("fence", 0) for uop in uops] == wanted, (program.name, tile)
 
 
 def test_a_unit_whose_phases_go_backwards_is_refused():
@@ -246,25 +452,6 @@ def test_a_unit_whose_phases_go_backwards_is_refused():
     graph.nodes["a"].uop_phases = [1, 0]
     with pytest.raises(ProgramError, match=r"node 'a' \(alu\) micro-op 1 is in phase 0, after a micro-op "
                                            r"of phase 1"):
-        check_program(default_fabric(), graph)
-
-
-def test_a_later_stream_that_leaves_an_earlier_sink_out_is_refused():
-    graph = StreamGraph()
-    graph.add_host_in("x", "in0", 8)
-    graph.add_node("a", "alu", [_alu(4)])
-    graph.add_node("b", "alu", [_alu(4)])
-    graph.add_host_out("y", "out0", 4)
-    graph.add_host_out("z", "out1", 4)
-    graph.connect("x", "a", 4)
-    graph.connect("a", "b", 4)
-    graph.connect("b", "y", 4)
-    graph.next_phase()
-    graph.add_uops("a", [_alu(4)])
-    graph.connect("x", "a", 4)
-    graph.connect("a", "z", 4)
-    with pytest.raises(ProgramError, match=r"streams a.o0 -> b.i0 and a.o0 -> z.i0 \(phase 1\) both leave "
-                                           r"a.o0, but the later does not reach b.i0"):
         check_program(default_fabric(), graph)
 
 
@@ -314,10 +501,9 @@ def test_a_wait_cycle_within_a_phase_is_refused_naming_it():
         check_program(default_fabric(), graph)
 
 
-def test_the_routing_check_refuses_a_later_route_that_drops_an_output():
-    """A hand-made routing of the crossing streams (which the router refuses): phase 1 enters the
-    east tile by the input phase 0 used and leaves by another output. Each route is a sound
-    tree, but the later could issue early and take phase-0 tokens, so the check refuses it."""
+def _crossing_routing():
+    """A hand-made routing of the crossing streams: phase 1 enters the east tile by the input
+    phase 0 used and leaves by another output."""
     spec, graph = _line(_crossing())
     placement = place(spec, graph)
     west, east = 3, 1               # switch ports: W = 3, E = 1, N = 0
@@ -325,11 +511,33 @@ def test_the_routing_check_refuses_a_later_route_that_drops_an_output():
                         [((0, 0), east)]),
               EdgeRoute(graph.edges[1], [Hop((0, 0), 0, (east,)), Hop((0, 1), west, (0,))],
                         [((0, 0), east)])]
-    routing = Routing(placement, routes, switch_uops(routes), {}, 1)
+    return spec, graph, Routing(placement, routes, switch_uops(routes), {}, 1)
+
+
+def test_the_routing_check_accepts_a_fenced_route_that_drops_an_output():
+    spec, graph, routing = _crossing_routing()
+    assert routing.switch_uops[(0, 1)][1].get("fence") == 1
+    check_routing(spec, graph, routing)
+
+
+def test_the_routing_check_refuses_a_later_route_that_drops_an_output_unfenced():
+    """The same routing with the fence taken off: each route is a sound tree, but the later
+    could issue early and take phase-0 tokens, so the check refuses it."""
+    spec, graph, routing = _crossing_routing()
+    del routing.switch_uops[(0, 1)][1]["fence"]
     with pytest.raises(ProgramError, match=r"tile \(0, 1\) switch input 3 is read by stream x0.o0 -> y0.i0 "
                                            r"\(outputs \[1\]\) and later by x1.o0 -> y1.i0 \(phase 1\) "
-                                           r"\(outputs \[0\]\); a later route on a shared input must take "
-                                           r"every output of the earlier one"):
+                                           r"\(outputs \[0\]\) with no fence between them; a later route "
+                                           r"on a shared input must come behind a fenced switch micro-op"):
+        check_routing(spec, graph, routing)
+
+
+def test_the_routing_check_refuses_a_fence_the_routes_do_not_need():
+    """A fence where no input is read again would only cost cycles; the check wants the exact
+    micro-ops."""
+    spec, graph, routing = _crossing_routing()
+    routing.switch_uops[(0, 0)][1]["fence"] = 1
+    with pytest.raises(ProgramError, match=r"tile \(0, 0\): switch micro-ops .* do not match its hops"):
         check_routing(spec, graph, routing)
 
 
@@ -374,31 +582,129 @@ def test_random_phased_programs_reuse_links_on_the_model():
     assert refused <= len(compiled) // 2
 
 
+def _fenced_programs(rng, spec) -> tuple[list, int]:
+    """The hand-written phased programs, 50 random ones and those of REFUSED_WITHOUT_FENCE."""
+    fixed = [compile_program(program, spec) for program in (reused_alu_program(), relay_program(),
+                                                            ping_pong_program(),
+                                                            diverging_output_program(),
+                                                            deep_mlp_program("bank"),
+                                                            deep_mlp_program("host"))]
+    drawn, refused = _random_phased(rng, spec, RANDOM_PHASED_PROGRAMS)
+    once_refused = [compile_program(random_phased_program(seed), spec) for seed in REFUSED_WITHOUT_FENCE]
+    return fixed + drawn + once_refused, refused
+
+
+def _runs(compiled, seeds, profiles) -> str:
+    return ", ".join(f"{each.program.name} seed {seed} {profile}"
+                     for each, seed, profile in zip(compiled, seeds, profiles, strict=True))
+
+
+def _check_against_model(each, rtl, profile):
+    model = _model(each)
+    what = f"{each.program.name} ({profile})"
+    for port, tokens in model.outputs.items():
+        assert rtl.outputs.get(port, []) == tokens, f"{what}: host port {port}"
+        if each.program.expected and port in each.program.expected:
+            assert tokens == each.program.expected[port], f"{what}: reference, port {port}"
+    for tile, firings in rtl.firings.items():
+        assert firings == model.firings[tile], f"{what}: firings of tile {tile}"
+        assert rtl.link_beats[tile] == model.link_beats[tile], f"{what}: link beats of tile {tile}"
+
+
 @pytest.mark.verilator
 def test_phased_programs_rtl_equals_golden_model():
-    """The hand-written phased programs and 50 random ones, one simulation, random stalls."""
+    """The hand-written phased programs, 50 random ones and the 23 random ones the router refused
+    before the fence, one simulation, random stalls."""
     (base,) = seeds_for("phases:rtl", count=1)
     rng = random.Random(base)
     spec = default_fabric()
-    fixed = [compile_program(program, spec) for program in (reused_alu_program(), relay_program(),
-                                                            ping_pong_program())]
-    drawn, refused = _random_phased(rng, spec, RANDOM_PHASED_PROGRAMS)
-    compiled = fixed + drawn
+    compiled, refused = _fenced_programs(rng, spec)
+    relying = [each.program.name for each in compiled if _relies_on_fence(each)]
     profiles = [rng.choice(list(PROFILES)) for _ in compiled]
     seeds = [rng.getrandbits(32) for _ in compiled]
-    print(f"base seed {base} ({refused} refused by the router): "
-          + ", ".join(each.program.name for each in compiled))
+    print(f"base seed {base} ({refused} refused by the router; {len(relying)} of {len(compiled)} rely "
+          f"on a fence): " + _runs(compiled, seeds, profiles))
+    assert len(relying) >= len(REFUSED_WITHOUT_FENCE) // 2, relying
     results = run_many_on_rtl(compiled, profiles=profiles, seeds=seeds, case="fabric-phases")
     for each, rtl, profile in zip(compiled, results, profiles, strict=True):
-        model = _model(each)
-        what = f"{each.program.name} ({profile})"
-        for port, tokens in model.outputs.items():
-            assert rtl.outputs.get(port, []) == tokens, f"{what}: host port {port}"
-            if each.program.expected and port in each.program.expected:
-                assert tokens == each.program.expected[port], f"{what}: reference, port {port}"
-        for tile, firings in rtl.firings.items():
-            assert firings == model.firings[tile], f"{what}: firings of tile {tile}"
-            assert rtl.link_beats[tile] == model.link_beats[tile], f"{what}: link beats of tile {tile}"
+        _check_against_model(each, rtl, profile)
+
+
+@pytest.mark.verilator
+def test_a_crossing_on_a_line_rtl_equals_reference():
+    """The crossing streams (a fenced route on a shared input) on the Verilated 1x2 fabric, under
+    every stall profile, against the host inputs themselves."""
+    (base,) = seeds_for("phases:line-rtl", count=1)
+    rng = random.Random(base)
+    programs = [_crossing_program(rng.randint(1, 20), rng.randint(1, 20), rng.getrandbits(32))
+                for _ in PROFILES]
+    spec = programs[0][0]
+    compiled = [compile_program(program, spec) for _, program in programs]
+    seeds = [rng.getrandbits(32) for _ in compiled]
+    print(f"base seed {base}: run seeds {seeds}")
+    results = run_many_on_rtl(compiled, profiles=list(PROFILES), seeds=seeds, case="fabric-phases-line")
+    for each, rtl, profile in zip(compiled, results, PROFILES, strict=True):
+        for port, tokens in each.program.expected.items():
+            assert rtl.outputs.get(port, []) == tokens, f"{profile}: host port {port}"
+        _check_against_model(each, rtl, profile)
+
+
+@pytest.mark.verilator
+def test_the_cycle_model_is_exact_on_fenced_programs():
+    """The cycle model's fence (rsn.cycle_model) against the RTL's counter and every host output
+    transfer, no stalls: the hand-written programs that need a fence and six random ones."""
+    spec = default_fabric()
+    compiled = [compile_program(program, spec) for program in
+                (diverging_output_program(), deep_mlp_program("bank"), deep_mlp_program("host"))]
+    compiled += [compile_program(random_phased_program(seed), spec) for seed in REFUSED_WITHOUT_FENCE[:6]]
+    assert all(_relies_on_fence(each) for each in compiled)
+    line, crossing = _crossing_program(9, 7)
+    for programs in (compiled, [compile_program(crossing, line)]):
+        count = len(programs)
+        results = run_many_on_rtl(programs, profiles=["no_stall"] * count, seeds=[1] * count,
+                                  case="fabric-phases-cycles")
+        for each, rtl in zip(programs, results, strict=True):
+            predicted = predict_cycles(each)
+            print(f"{each.program.name}: RTL {rtl.cycles} cycles, model {predicted.cycles}")
+            assert predicted.cycles == rtl.cycles, each.program.name
+
+
+class _FencelessSwitch(Switch):
+    """A mutant switch that ignores the fence: a fenced micro-op issues as an unfenced one."""
+
+    def _fence_holds(self, fence, counted):
+        return Const(0, 1)
+
+
+@pytest.mark.verilator
+def test_a_switch_that_ignores_the_fence_is_caught(monkeypatch):
+    """The programs that rely on a fence, on a fabric whose switches ignore it (its own build):
+    at least one of them must hang or differ from the golden model."""
+    monkeypatch.setattr("rsn.tile.Switch", _FencelessSwitch)
+    native_key, fabric_key = session.native_key, fabric_run._fabric_key
+    monkeypatch.setattr(session, "native_key", lambda spec: "fenceless-" + native_key(spec))
+    monkeypatch.setattr(fabric_run, "_fabric_key", lambda spec: "fenceless-" + fabric_key(spec))
+    (base,) = seeds_for("phases:fenceless", count=1)
+    rng = random.Random(base)
+    spec = default_fabric()
+    compiled, _ = _fenced_programs(rng, spec)
+    compiled = [each for each in compiled if _relies_on_fence(each)]
+    profiles = [rng.choice(list(PROFILES)) for _ in compiled]
+    seeds = [rng.getrandbits(32) for _ in compiled]
+    print(f"base seed {base}: " + _runs(compiled, seeds, profiles))
+    results = run_each_on_rtl(compiled, profiles=profiles, seeds=seeds, case="fabric-phases-fenceless",
+                              max_cycles=20_000)
+    caught = []
+    for each, rtl, profile in zip(compiled, results, profiles, strict=True):
+        if isinstance(rtl, str):
+            caught.append(f"{each.program.name}: {rtl.splitlines()[0]}")
+            continue
+        try:
+            _check_against_model(each, rtl, profile)
+        except AssertionError as error:
+            caught.append(f"{each.program.name}: {str(error).splitlines()[0]}")
+    print(f"the fenceless fabric failed {len(caught)} of {len(compiled)}:\n  " + "\n  ".join(caught))
+    assert caught, f"a switch that ignores the fence ran all {len(compiled)} fenced programs correctly"
 
 
 def test_a_host_input_of_several_phases_is_checked_against_their_sum():

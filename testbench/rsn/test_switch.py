@@ -28,6 +28,7 @@ from rsn.switch_model import SwitchModel, SwitchUopError
 from .switch_bench import (
     CONFIGS,
     DIRECTED,
+    MUTANT_DIRECTED,
     MUTANTS,
     SETTLE_CYCLES,
     FlatUopSwitch,
@@ -346,6 +347,8 @@ def test_race_check_detects_a_racy_program():
 MUTANT_ROWS = [(name, profile) for name in ("early_end", "greedy_issue")
                for profile in ("random_stall_50", "backpressure_90")]
 MUTANT_ROWS += [("repeating_multicast", "backpressure_90")]
+# ignores_fence shows only when a fenced micro-op reaches the head while an earlier reader of
+# its input still runs, which few random programs arrange: the directed program catches it.
 
 
 @pytest.mark.parametrize("name, profile", MUTANT_ROWS)
@@ -369,6 +372,6 @@ def test_broken_switch_fails_the_directed_program(name):
     """Deterministically, whatever the seed: each mutant breaks a promise in this program."""
     with pytest.raises(ScoreboardError) as caught:
         run_switch_amaranth(SwitchParams(WIDTH, 2, 1),
-                            {"kind": "directed", "name": "reroute_before_retire"},
+                            {"kind": "directed", "name": MUTANT_DIRECTED[name]},
                             switch_class=MUTANTS[name])
     print(f"{name}: {caught.value}")
