@@ -33,6 +33,7 @@ import importlib.util
 import math
 import time
 from contextlib import contextmanager
+from pathlib import Path
 
 from ripple_core.interp import run
 from ripple_core.lang import compile_kernel
@@ -243,8 +244,8 @@ def _preload_words(compiled) -> int:
     return len(shared_memory_packets(contents, 8)) if contents else 0
 
 
-def measure_rtl(rows: list[dict], dry: bool, sizes: str = "all") -> dict:
-    """Lower every case onto the first of :data:`FABRICS` it routes on and (unless ``dry``) run
+def measure_rtl(rows: list[dict], dry: bool, sizes: str = "all", fabrics=FABRICS) -> dict:
+    """Lower every case onto the first of ``fabrics`` it routes on and (unless ``dry``) run
     each fabric's cases in one simulation, the fabrics side by side; each run is judged by the
     workload's check on the words read back, plus the fabric's own status (faults) and firing
     counters against the golden model's."""
@@ -252,13 +253,13 @@ def measure_rtl(rows: list[dict], dry: bool, sizes: str = "all") -> dict:
 
     from rsn.fabric_spec import load_fabric
 
-    specs = [load_fabric(path) for path in FABRICS]
+    specs = [load_fabric(path) for path in fabrics]
     lowered = _lower_all(rows, specs, sizes)
     settings = {"sizes": sizes,
                 "fabrics": [{"fabric": path.name, "rows": spec.rows, "cols": spec.cols,
                              "queue_depth": spec.queue_depth,
                              "memory": f"{spec.memory.words} words in {spec.memory.banks} banks"}
-                            for path, spec in zip(FABRICS, specs, strict=True)], "dry": dry}
+                            for path, spec in zip(fabrics, specs, strict=True)], "dry": dry}
     if dry or not lowered:
         return settings
     groups = [[item for item in lowered if item[4] == index] for index in range(len(specs))]
@@ -486,6 +487,9 @@ def main(argv=None) -> int:
     parser.add_argument("--rtl-sizes", choices=("largest", "smallest", "all"), default="largest",
                         help="with --rtl or --dry: each workload's largest size on the fabric (default), "
                              "its smallest, or every size")
+    parser.add_argument("--fabric", action="append", type=Path, metavar="TOML",
+                        help="with --rtl or --dry: a fabric to try, in the order given (repeat it; default: "
+                             "ripple_large.toml, then ripple_xl.toml)")
     parser.add_argument("--only", nargs="+", choices=NAMES, help="these workloads only")
     parser.add_argument("--out", default=str(RESULTS), help="results directory")
     arguments = parser.parse_args(argv)
@@ -500,7 +504,8 @@ def main(argv=None) -> int:
                 "small": small, "rtl": None}
     report = {"settings": settings, "present": found, "missing": missing, "runs": rows}
     if arguments.rtl or arguments.dry:
-        settings["rtl"] = measure_rtl(rows, dry=arguments.dry, sizes=arguments.rtl_sizes)
+        settings["rtl"] = measure_rtl(rows, dry=arguments.dry, sizes=arguments.rtl_sizes,
+                                      fabrics=tuple(arguments.fabric or FABRICS))
         if not arguments.dry:
             report["rtl_geomeans"] = geomeans(rows, "rtl_ratios")
     report["geomeans"] = geomeans(rows)
