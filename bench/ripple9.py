@@ -437,7 +437,7 @@ def _rtl_lines(report: dict) -> list[str]:
              f"{FILL:.0%} of the tiles taken) and routes on; `fabric` names it. "
              + {"all": "Every size.", "largest": "Each workload's largest size (`--rtl-sizes all` runs "
                 "every size).", "smallest": "Each workload's smallest size (`--rtl-sizes smallest`; "
-                "`largest` runs the sizes the issue's figures are wanted at)."}[rtl.get("sizes", "all")], ""]
+                "`largest` runs the sizes the headline figures are for)."}[rtl.get("sizes", "all")], ""]
     if rtl["dry"]:
         lines += ["Dry run: every case lowered and placed/routed, nothing simulated.", "",
                   "| workload | n | kind | fabric (ord / Rip) | pe tiles (ord / Rip) "
