@@ -666,7 +666,10 @@ class _Compiler(MemoryLowering):
         for array in pairs:
             carry_of[tok(array)] = carry_of[acc(array)]
 
-    def _close_loop(self, region, inner, decider, pred, carried, pairs, carry_of, nexts) -> set:
+    def _close_loop(self, region, inner, decider, pred, carried, pairs, carry_of, nexts,
+                    leaving=None) -> set:
+        """Bind the back edges and steer each carried name out of the loop: its CARRY, or with
+        ``leaving`` (a while loop) the value the last test left it (a load in the test joins acc)."""
         failed = {array for array in pairs
                   if not self.same_token(inner.read(tok(array)), inner.read(acc(array)))}
         if failed:
@@ -676,10 +679,11 @@ class _Compiler(MemoryLowering):
             wire.bind(self.token(inner, inner.read(tok(array) if array in pairs else name)))
         exits = {}
         for name in carried:
-            carry = carry_of[name]
-            if carry not in exits:
-                exits[carry] = self.b.steer(decider, carry, pred=pred)
-            region.write(name, exits[carry])
+            value = carry_of[name] if leaving is None else leaving(name)
+            key = id(value) if leaving is not None else value
+            if key not in exits:
+                exits[key] = self.b.steer(decider, value, pred=pred)
+            region.write(name, exits[key])
         return set()
 
     def stream_loop(self, region, node, var, start, bound, step, cmp, body, carried, varying, fill):
@@ -723,7 +727,10 @@ class _Compiler(MemoryLowering):
                 self.src.refuse(node, "while True", "a loop exits only through its condition (no break)",
                                 "write the exit test as the while condition")
             return
-        carried, varying = self._carried(region, node.body)
+        # The test runs before every pass and once more at the exit, so what it loads is part of
+        # the loop's memory effects: its loads join the carried acc, which the body and the code
+        # after the loop then wait for.
+        carried, varying = self._carried(region, [ast.Expr(node.test), *node.body])
         pairs, pending = self.loop_pairs(region, carried, [node.test, *node.body])
         self._with_pairs(pairs, lambda pairs: self._while_loop(region, node, carried, varying, pairs,
                                                                 pending))
@@ -743,9 +750,10 @@ class _Compiler(MemoryLowering):
             del pairs[array], carry_of[tok(array)]
         self._carries(region, cond_wire, True, "while", carried, pairs, carry_of, nexts)
         inner = Region(self, (cond, True), region, knows=region.knows, loop=(region, varying, header))
-        inner.entry = lambda name: inner.steer(header(name))
+        inner.entry = lambda name: inner.steer(head.read(name))     # as the test left it
         self.block(inner, node.body)
-        return self._close_loop(region, inner, cond, False, carried, pairs, carry_of, nexts)
+        return self._close_loop(region, inner, cond, False, carried, pairs, carry_of, nexts,
+                                leaving=head.read)
 
     # calls ----------------------------------------------------------------------------------
     def inline_call(self, region, node, callee: Kernel):

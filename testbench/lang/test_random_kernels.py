@@ -182,3 +182,18 @@ def test_two_blocks_in_a_loop_in_overlapping_invocations():
                '        push(t0, (n0 & 1), n0, (-(not v0)))\n',
         {'n0': 5},
         {'A': [-11], 'B': [-16, 33, -3, -498726437]}, mode="ripple")
+
+
+def test_a_store_after_a_while_loop_waits_for_the_loads_of_its_test():
+    # The test's loads joined acc only in the region that built the test, so neither the body nor
+    # the code after the loop waited for them: the later store overtook the last tests' loads, and
+    # the loop ran on the value stored after it (seed 2990283570, mode ripple).
+    body = ("@kernel\nASYNC def fuzzed(a1: int, A: Array):\n    LOOP i in range(7, 0, -1):\n"
+            "        A[i] = 0\n        v = 1\n        while v < (A[i] & 3):\n"
+            "            out(\"o\", v)\n            v += 1\n        A[i] = a1\n")
+    memory = {"A": [5, 6, 7, 1, 2, 3, 4, 5]}
+    regression(body.replace("ASYNC ", "").replace("LOOP", "for"), {"a1": 11}, memory)
+    regression(body.replace("ASYNC", "async").replace("LOOP", "async for"), {"a1": 11}, memory, mode="ripple")
+    # ... and a store in the body waits for them too.
+    regression("@kernel\ndef fuzzed(A: Array):\n    v = 0\n    while v < A[0]:\n        A[0] = v\n"
+               "        v += 1\n", {}, {"A": [3]})
