@@ -8,7 +8,6 @@ import io
 import json
 import re
 import sys
-import xml.etree.ElementTree as ElementTree
 from collections import Counter
 
 import pytest
@@ -17,17 +16,12 @@ from rivulet.cli import main
 from rivulet.sim.seeds import base_seed
 from rsn.fabric_spec import default_fabric
 from rsn.program import compile_program
+from testbench.svg_texts import svg_texts
 from testbench.sweep.programs import dot
 
 PROGRAM = "testbench/sweep/programs/dot.py"
-SVG = "{http://www.w3.org/2000/svg}"
 
 
-def _texts(svg_path) -> dict[str, list[str]]:
-    """id of every group in the SVG -> the texts inside it."""
-    tree = ElementTree.parse(svg_path)
-    return {group.get("id"): [text.text for text in group.iter(f"{SVG}text")]
-            for group in tree.iter(f"{SVG}g") if group.get("id")}
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +44,7 @@ def test_the_routes_drawn_are_the_programs_streams_with_one_arrow_per_link(repor
     pictures, _, seed = report
     program = dot.program()
     compiled = compile_program(program, default_fabric(), seed=seed)
-    arrows = Counter(int(match.group(1)) for name in _texts(pictures / "routes.svg")
+    arrows = Counter(int(match.group(1)) for name in svg_texts(pictures / "routes.svg")
                      if (match := re.fullmatch(r"route-(\d+)-\d+", name)))
     edges = program.graph.edges
     assert set(arrows) == set(range(len(edges)))
@@ -70,13 +64,13 @@ def test_the_heat_maps_show_the_runs_counters(report):
     counted = {tuple(tile["tile"]): tile for tile in rtl["tiles"]}
     spec = default_fabric()
     for name in ("firings", "stalls"):
-        cells = _texts(pictures / f"{name}.svg")
+        cells = svg_texts(pictures / f"{name}.svg")
         for tile in spec.all_tiles():
             kind, value = cells[f"{name}-{tile[0]}-{tile[1]}"]
             assert kind == spec.kind(tile)
             assert int(value) == (counted[tile][name] if tile in counted else 0), (name, tile)
     assert sum(tile["stalls"] for tile in rtl["tiles"]) > 0     # the host stalled it: the map shows it
-    links = {name: texts for name, texts in _texts(pictures / "link_beats.svg").items()
+    links = {name: texts for name, texts in svg_texts(pictures / "link_beats.svg").items()
              if name.startswith("link-")}
     expected = {f"link-{row}-{col}-{side}": [str(beats)] for (row, col), tile in counted.items()
                 for side, beats in zip("NESW", tile["link_beats"][:4], strict=True) if beats}
@@ -89,7 +83,7 @@ def test_the_stream_graph_shows_every_node_with_its_firings_and_every_stream(rep
     program = dot.program()
     tiles = compile_program(program, default_fabric(), seed=seed).routing.placement.tiles
     counted = {tuple(tile["tile"]): tile["firings"] for tile in rtl["tiles"]}
-    drawn = _texts(pictures / "graph.svg")
+    drawn = svg_texts(pictures / "graph.svg")
     for name, node in program.graph.nodes.items():
         lines = drawn[f"graph-node-{name}"]      # name, kind and tile, firings: a text a line
         expected = "host" if node.is_host else f"{counted.get(tiles[name], 0)} firings"
@@ -109,7 +103,7 @@ def test_the_page_puts_every_picture_beside_the_table(report):
         assert (pictures / f"{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     for tile in rtl["tiles"]:
         assert f"<td>{tile['tile']}</td>" in page
-    placed = _texts(pictures / "grid.svg")
+    placed = svg_texts(pictures / "grid.svg")
     nodes = {texts[0] for name, texts in placed.items() if name.startswith("node-")}
     assert nodes == {"x_mem", "w_mem", "dot"}
 

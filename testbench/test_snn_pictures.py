@@ -5,22 +5,17 @@ graph reaches (a second, independent way to compute it: snn.sdf)."""
 
 import json
 import re
-import xml.etree.ElementTree as ElementTree
 
 import pytest
 
 from rivulet.cli import main
 from snn.sdf import SdfGraph, throughput_selftimed
+from testbench.svg_texts import svg_texts
 
 PROGRAM = "examples/snn_small.py"
-SVG = "{http://www.w3.org/2000/svg}"
 pytest.importorskip("matplotlib")
 
 
-def _texts(svg_path) -> dict[str, list[str]]:
-    tree = ElementTree.parse(svg_path)
-    return {group.get("id"): [text.text for text in group.iter(f"{SVG}text")]
-            for group in tree.iter(f"{SVG}g") if group.get("id")}
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +28,7 @@ def pictures(tmp_path_factory):
 def test_each_cluster_is_drawn_on_its_tile_with_its_population(pictures):
     tiles = json.loads((pictures / "run.json").read_text())["tiles"]
     placed = {tuple(tile["tile"]): tile["node"] for tile in tiles if tile["node"] != "-"}
-    drawn = {name: texts for name, texts in _texts(pictures / "clusters.svg").items()
+    drawn = {name: texts for name, texts in svg_texts(pictures / "clusters.svg").items()
              if name.startswith("cluster-")}
     assert {name: texts[0] for name, texts in drawn.items()} == \
         {f"cluster-{row}-{col}": node for (row, col), node in placed.items()}
@@ -46,7 +41,7 @@ def test_each_cluster_is_drawn_on_its_tile_with_its_population(pictures):
 
 
 def test_the_predicted_rate_is_the_drawn_graphs_self_timed_rate(pictures):
-    drawn = _texts(pictures / "sdf.svg")
+    drawn = svg_texts(pictures / "sdf.svg")
     graph = SdfGraph()
     for name, texts in drawn.items():
         if name.startswith("sdf-actor-"):
