@@ -32,7 +32,6 @@ import argparse
 import importlib.util
 import math
 import time
-from contextlib import contextmanager
 from pathlib import Path
 
 from ripple_core.interp import run
@@ -263,27 +262,12 @@ def measure_rtl(rows: list[dict], dry: bool, sizes: str = "all", fabrics=FABRICS
     if dry or not lowered:
         return settings
     groups = [[item for item in lowered if item[4] == index] for index in range(len(specs))]
-    with _host_memories(HOST_MEMORY_WORDS), ThreadPoolExecutor(max_workers=len(specs)) as pool:
+    with ThreadPoolExecutor(max_workers=len(specs)) as pool:
         seconds = list(pool.map(lambda group: _simulate_group(group, rows), [g for g in groups if g]))
     settings["simulation_seconds"] = [round(s, 1) for s in seconds]
     for row in rows:
         row["rtl_ratios"] = _ratios(row, "compute_cycles")
     return settings
-
-
-@contextmanager
-def _host_memories(words: tuple[int, int]):
-    """Size the native top's host memories (input, output words) for the bench's largest case, so
-    that every ``--rtl-sizes`` of a fabric shares one Verilator build (the memories' depth is
-    part of the build; the native tier otherwise sizes them for the runs at hand)."""
-    from rivulet.sim.native import session
-
-    saved = session.IN_DEPTH, session.OUT_DEPTH
-    session.IN_DEPTH, session.OUT_DEPTH = words
-    try:
-        yield
-    finally:
-        session.IN_DEPTH, session.OUT_DEPTH = saved
 
 
 def _simulate_group(group: list[tuple], rows: list[dict]) -> float:
@@ -295,7 +279,8 @@ def _simulate_group(group: list[tuple], rows: list[dict]) -> float:
     label = f"bench-ripple9-{group[0][3].program.name.split('-')[0]}-{len(group)}"
     results = run_each_on_rtl([item[3] for item in group], profiles=["no_stall"] * len(group),
                               seeds=[SEED] * len(group), case=label, max_cycles=RTL_MAX_CYCLES,
-                              extra_reads=[register_reads(item[3]) for item in group])
+                              extra_reads=[register_reads(item[3]) for item in group],
+                              host_words=HOST_MEMORY_WORDS)
     for (row, version, lowering, compiled, _), result in zip(group, results, strict=True):
         entry = row[version]
         if isinstance(result, str):

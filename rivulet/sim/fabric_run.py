@@ -113,12 +113,14 @@ def run_many_on_rtl(compiled_programs, *, profiles, seeds, case: str, max_cycles
 
 
 def run_each_on_rtl(compiled_programs, *, profiles, seeds, case: str, max_cycles: int = 200_000,
-                    extra_reads=None, tier: str | None = None) -> list[RtlResult | str]:
+                    extra_reads=None, tier: str | None = None,
+                    host_words: tuple[int, int] | None = None) -> list[RtlResult | str]:
     """As :func:`run_many_on_rtl`, but a run that fails does not fail the others: its entry is the
-    reason, a string (a differential fuzzer wants every run's verdict from one simulation)."""
+    reason, a string (a differential fuzzer wants every run's verdict from one simulation).
+    ``host_words``: the least (input, output) words the native top's host memories hold."""
     compiled_programs = list(compiled_programs)
     records, layouts, failure, directory = _simulate(compiled_programs, profiles, seeds, case, max_cycles,
-                                                     False, extra_reads, tier)
+                                                     False, extra_reads, tier, host_words=host_words)
     by_index = {record["index"]: record for record in records}
     results = []
     for index, layout in enumerate(layouts):
@@ -138,7 +140,7 @@ def run_each_on_rtl(compiled_programs, *, profiles, seeds, case: str, max_cycles
 
 
 def _simulate(compiled_programs, profiles, seeds, case, max_cycles, expect_stall, extra_reads,
-              tier=None, trace=False):
+              tier=None, trace=False, host_words=None):
     """One simulation of every run: (records, layouts, the simulation's failure or None, its directory).
 
     ``tier`` is "native" or "cocotb" (None: :func:`simulation_tier`); ``trace`` keeps each run's
@@ -157,7 +159,7 @@ def _simulate(compiled_programs, profiles, seeds, case, max_cycles, expect_stall
     directory = new_run_directory(case)
     failure = None
     if tier == "native":
-        design = native_design(spec, runs)
+        design = native_design(spec, runs, host_words)
         records = run_native(design, runs, directory, trace=trace)
         failed = [record for record in records if record.get("error")]
         if failed:

@@ -36,9 +36,11 @@ def _depth(need: int, usual: int) -> int:
     return depth
 
 
-def native_design(spec, runs: list[dict]):
-    """The native build of ``spec`` whose memories hold every run of ``runs``."""
-    needs = [memory_needs(run) for run in runs]
+def native_design(spec, runs: list[dict], host_words: tuple[int, int] | None = None):
+    """The native build of ``spec`` whose memories hold every run of ``runs``, and at least
+    ``host_words`` (input, output words) when given: a caller running cases of several sizes
+    sizes them for its largest, so that every size shares one build."""
+    needs = [memory_needs(run) for run in runs] + ([host_words] if host_words else [])
     in_depth = _depth(max(need[0] for need in needs), IN_DEPTH)
     out_depth = _depth(max(need[1] for need in needs), OUT_DEPTH)
     top = SimTop(spec, in_depth=in_depth, out_depth=out_depth)
