@@ -6,6 +6,14 @@ a unit more micro-ops in one go than its queue holds, and it goes round the unit
 unit gets its first micro-ops early, and a unit waiting for data never holds back the micro-ops
 of the unit that would produce it, as long as each unit's own sequence is consistent.
 
+A program in phases goes round the units phase by phase: every micro-op of phase p is sent
+before any of phase p+1. Going round by micro-op index alone is not enough once units run
+different numbers of micro-ops per phase: a unit with many (a switch that every pass of a long
+program crosses) is sent micro-ops of a late phase while a unit with few still waits for its
+micro-op of an early phase behind it, and the chain deadlocks. Phase p's work needs only
+micro-ops of phases up to p, all of which are then in front of the blocked packet. A unit idle
+in phase p still gets its phase p+1 micro-ops while phase p runs, so transitions overlap.
+
 The fabric's shared memory is reached through two global registers of the dispenser
 (rsn.control): :func:`shared_memory_packets` preloads it, :func:`shared_memory_read_packets`
 reads it back, and :func:`assemble`'s ``shared_memory`` puts a preload in front of START.
@@ -27,6 +35,7 @@ class UnitProgram:
     tile: tuple[int, int]
     unit: str
     uops: list[dict] = field(default_factory=list)
+    phases: list[int] = field(default_factory=list)     # of each micro-op; empty: all phase 0
 
     @property
     def opcode(self) -> Opcode:
@@ -165,8 +174,24 @@ def assemble(programs: list[UnitProgram], memories: dict | None = None, *, queue
         except IsaError as error:
             raise IsaError(f"{program.unit} micro-op on tile {list(program.tile)}: {error}") from None
     chunk = max(1, min(queue_depth, max_window))
-    for start in range(0, max((len(bodies) for bodies in encoded), default=0), chunk):
-        for program, bodies in zip(programs, encoded, strict=True):
-            for part in _chunk_packets(program, bodies[start:start + chunk], max_window):
-                words += part
+    for phase_bodies in _by_phase(programs, encoded):
+        for start in range(0, max((len(bodies) for bodies in phase_bodies), default=0), chunk):
+            for program, bodies in zip(programs, phase_bodies, strict=True):
+                for part in _chunk_packets(program, bodies[start:start + chunk], max_window):
+                    words += part
     return words
+
+
+def _by_phase(programs: list[UnitProgram], encoded: list[list[int]]) -> list[list[list[int]]]:
+    """Per phase in order, each unit's encoded micro-ops of that phase (module docstring)."""
+    phases = []
+    for program, bodies in zip(programs, encoded, strict=True):
+        if program.phases and len(program.phases) != len(bodies):
+            raise IsaError(f"{program.unit} on tile {list(program.tile)}: {len(program.phases)} phases "
+                           f"for {len(bodies)} micro-ops")
+        if program.phases != sorted(program.phases):
+            raise IsaError(f"{program.unit} on tile {list(program.tile)}: micro-ops out of phase order")
+        phases.append(program.phases or [0] * len(bodies))
+    order = sorted({phase for unit in phases for phase in unit})
+    return [[[body for body, at in zip(bodies, unit, strict=True) if at == phase]
+             for bodies, unit in zip(encoded, phases, strict=True)] for phase in order] or [encoded]

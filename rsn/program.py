@@ -16,7 +16,7 @@ from .checks import ProgramError
 from .fabric_spec import FabricSpec
 from .fu_kinds import fu_kind
 from .graph import StreamGraph
-from .route import Routing, place_and_route
+from .route import Routing, place_and_route, switch_uop_phases
 from .words import as_word, word_problem
 
 __all__ = ["Program", "Compiled", "compile_program", "load_program", "ProgramLoadError", "HostInput",
@@ -87,8 +87,12 @@ def compile_program(program: Program, spec: FabricSpec, *, seed: int = 0, max_wi
                                   memories=_checked_memories(program, spec))
     routing = place_and_route(spec, program.graph, seed=seed, attempts=attempts)
     tiles = routing.placement.tiles
-    units = [UnitProgram(tile, "switch", uops) for tile, uops in routing.switch_uops.items()]
-    units += [UnitProgram(tile, spec.kind(tile), uops) for tile, uops in routing.fu_uops.items()]
+    switch_phases = switch_uop_phases(routing.routes)
+    fu_phases = {tiles[node.name]: node.phase_of_uops() for node in program.graph.fu_nodes()}
+    units = [UnitProgram(tile, "switch", uops, switch_phases[tile])
+             for tile, uops in routing.switch_uops.items()]
+    units += [UnitProgram(tile, spec.kind(tile), uops, fu_phases[tile])
+              for tile, uops in routing.fu_uops.items()]
     memories = {tiles[name]: contents for name, contents in program.memories.items() if name != SHARED_MEMORY}
     image = assemble(units, memories, queue_depth=spec.uop_queue_depth, max_window=max_window,
                      shared_memory=program.memories.get(SHARED_MEMORY))

@@ -35,7 +35,7 @@ from rsn.isa import NO_INPUT, SWITCH_OUTPUTS
 from rsn.place import Placement, all_placements, place, usable_links
 
 __all__ = ["RouteError", "Hop", "EdgeRoute", "Routing", "route", "place_and_route",
-           "source_endpoint", "sink_endpoint", "switch_uops", "fu_uops", "FU_PORT_BASE"]
+           "source_endpoint", "sink_endpoint", "switch_uops", "switch_uop_phases", "fu_uops", "FU_PORT_BASE"]
 
 FU_PORT_BASE = 4        # switch input 4+k = FU output k; switch output 4+k = FU input k
 
@@ -294,6 +294,15 @@ def switch_uops(routes: list[EdgeRoute]) -> dict:
         uops[-1]["last"] = 1
         program[tile] = uops
     return program
+
+
+def switch_uop_phases(routes: list[EdgeRoute]) -> dict:
+    """tile -> the phase of each of its switch micro-ops, in :func:`switch_uops`' order."""
+    phases = defaultdict(list)
+    for route_ in sorted(routes, key=lambda route_: route_.edge.phase):     # stable, as there
+        for hop in route_.hops:
+            phases[hop.tile].append(route_.edge.phase)
+    return dict(sorted(phases.items()))
 
 
 def fu_uops(graph: StreamGraph, placement: Placement) -> dict:

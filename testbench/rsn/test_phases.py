@@ -588,7 +588,8 @@ def _fenced_programs(rng, spec) -> tuple[list, int]:
                                                             ping_pong_program(),
                                                             diverging_output_program(),
                                                             deep_mlp_program("bank"),
-                                                            deep_mlp_program("host"))]
+                                                            deep_mlp_program("host"),
+                                                            lanes_program(4))]
     drawn, refused = _random_phased(rng, spec, RANDOM_PHASED_PROGRAMS)
     once_refused = [compile_program(random_phased_program(seed), spec) for seed in REFUSED_WITHOUT_FENCE]
     return fixed + drawn + once_refused, refused
@@ -723,3 +724,100 @@ def test_a_host_input_of_several_phases_is_checked_against_their_sum():
         compile_program(program, spec)
     program.host_inputs["in1"].append(10)
     assert _model(compile_program(program, spec)).outputs["out0"] == list(range(1, 11))
+
+
+def lanes_program(passes: int, seed: int = 3) -> Program:
+    """Three mem -> mac -> alu lanes run a two-layer int8 network on three vectors per pass, the
+    weights multicast from in0 to every mac and the vectors sent on in1 one lane at a time, for
+    ``passes`` passes in phases. The units run different numbers of micro-ops per phase (the
+    switch at in1 takes part in every lane's load, a mac only in its own): going round the units
+    by micro-op index alone deadlocked the control chain at four passes."""
+    rng = random.Random(seed)
+    sizes, lanes = (5, 4, 3), 3
+    weights = [[[rng.randint(-128, 127) for _ in range(sizes[k])] for _ in range(sizes[k + 1])]
+               for k in range(2)]
+    graph = StreamGraph()
+    for lane in range(lanes):
+        for kind in ("mem", "mac", "alu"):
+            graph.add_node(f"{kind}{lane}", kind)
+    graph.add_host_in("w", "in0", passes * sum(len(m) * len(m[0]) for m in weights))
+    graph.add_host_in("x", "in1", passes * lanes * sizes[0])
+    graph.add_host_out("y", "out0", passes * lanes * sizes[2])
+    requantize = {"relu": 1, "shift": DEEP_MLP_SHIFT, "clip": 1, "lo": -128, "hi": 127}
+    host_w, host_x, expected = [], [], []
+    for number in range(passes):
+        vectors = [[rng.randint(-128, 127) for _ in range(sizes[0])] for _ in range(lanes)]
+        for lane, vector in enumerate(vectors):
+            if number or lane:
+                graph.next_phase()
+            graph.add_uops(f"mac{lane}", [{"mode": "LOAD", "precision": "INT8", "length": sizes[0]}])
+            graph.connect("x", (f"mac{lane}", 1), sizes[0])
+            host_x += [value & 0xFFFF_FFFF for value in vector]
+        for layer in range(2):
+            n_in, n_out = sizes[layer], sizes[layer + 1]
+            if layer:
+                graph.next_phase()
+                for lane in range(lanes):
+                    graph.add_uops(f"mem{lane}", [{"write": 0, "start": 0, "stride": 1, "offset": 0,
+                                                   "count_i": n_in, "count_j": 1}])
+                    graph.add_uops(f"mac{lane}", [{"mode": "LOAD", "precision": "INT8", "length": n_in}])
+                    graph.connect(f"mem{lane}", (f"mac{lane}", 1), n_in)
+            graph.next_phase()
+            graph.connect("w", [(f"mac{lane}", 0) for lane in range(lanes)], n_in * n_out)
+            host_w += [value & 0xFFFF_FFFF for row in weights[layer] for value in row]
+            for lane in range(lanes):
+                graph.add_uops(f"mac{lane}", [{"mode": "DOT", "precision": "INT8", "length": n_in,
+                                               "rows": n_out}])
+                graph.add_uops(f"alu{lane}", [_alu(n_out, **requantize)])
+                graph.connect(f"mac{lane}", f"alu{lane}", n_out)
+                graph.add_uops(f"mem{lane}", [{"write": 1, "start": 0, "stride": 1, "offset": 0,
+                                               "count_i": n_out, "count_j": 1}])
+                graph.connect(f"alu{lane}", f"mem{lane}", n_out)
+        for lane in range(lanes):
+            graph.next_phase()
+            graph.add_uops(f"mem{lane}", [{"write": 0, "start": 0, "stride": 1, "offset": 0,
+                                           "count_i": sizes[2], "count_j": 1}])
+            graph.connect(f"mem{lane}", "y", sizes[2])
+        expected += [word for vector in vectors for word in _deep_mlp_reference_layers(vector, weights)]
+    return Program(name=f"lanes-{passes}", graph=graph, memories={f"mem{lane}": {} for lane in range(lanes)},
+                   host_inputs={"in0": host_w, "in1": host_x}, expected={"out0": expected})
+
+
+def _deep_mlp_reference_layers(vector, weights):
+    """The deep MLP's layer rule (int8 dot products, relu, shift, clip) over ``weights``' layers."""
+    for matrix in weights:
+        vector = [_alu_reference(sum(w * v for w, v in zip(row, vector, strict=True)) & 0xFFFF_FFFF,
+                                 relu=1, shift=DEEP_MLP_SHIFT, clip=1, lo=-128, hi=127) for row in matrix]
+    return vector
+
+
+def _image_phases(compiled) -> list[int]:
+    """The phase of every micro-op body of the image, in image order."""
+    from rsn.image import split_packets
+    from rsn.isa import Opcode
+    from rsn.route import switch_uop_phases
+
+    phases = {("switch", tile): iter(at) for tile, at in switch_uop_phases(compiled.routing.routes).items()}
+    tiles = compiled.routing.placement.tiles
+    phases.update({("fu", tiles[node.name]): iter(node.phase_of_uops())
+                   for node in compiled.program.graph.fu_nodes()})
+    seen = []
+    for packet in split_packets(compiled.image):
+        if packet.opcode not in (Opcode.SWITCH, Opcode.FU):
+            continue
+        tile = (packet.rows.bit_length() - 1, packet.cols.bit_length() - 1)
+        unit = "switch" if packet.opcode == Opcode.SWITCH else "fu"
+        for _ in range(len(packet.bodies) * packet.repeat):
+            seen.append(next(phases[unit, tile]))
+    return seen
+
+
+@pytest.mark.parametrize("passes", [1, 2, 4])
+def test_unbalanced_phases_are_dispatched_phase_by_phase_and_run(passes):
+    program = lanes_program(passes)
+    compiled = compile_program(program, default_fabric())
+    phases = _image_phases(compiled)
+    assert phases == sorted(phases), "a micro-op of a later phase was sent before one of an earlier phase"
+    result = _model(compiled)
+    assert result.done
+    assert result.outputs["out0"] == program.expected["out0"]
