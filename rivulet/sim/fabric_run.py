@@ -31,7 +31,7 @@ from .toolchain import shown_path
 from .verilator import CocotbFailure, SimulationFailure, build_design, run_cocotb
 from .wave_signals import fabric_signals
 
-__all__ = ["RtlResult", "run_on_rtl", "run_many_on_rtl", "run_each_on_rtl", "counter_reads",
+__all__ = ["RtlResult", "run_on_rtl", "run_many_on_rtl", "run_each_on_rtl", "counter_reads", "cycle_budget",
            "simulation_speed",
            "FabricRunFailure"]
 
@@ -56,8 +56,22 @@ def _fabric_key(spec) -> str:
     return "fabric-" + hashlib.sha256(repr(_hardware(spec)).encode()).hexdigest()[:12]
 
 
-def _run_config(compiled, profile: str, seed: int, max_cycles: int,
+MIN_CYCLE_BUDGET = 200_000
+
+
+def cycle_budget(compiled) -> int:
+    """The cycles a run of ``compiled`` may take before it counts as hung, when the caller gives
+    no bound: 200,000, or eight cycles per word the host moves (image, inputs and outputs), so
+    that a long program (a whole data set in phases) is not cut short. A hang with nothing
+    moving is caught earlier, by the fabric's watchdog."""
+    words = (len(compiled.image) + sum(len(tokens) for tokens in compiled.program.host_inputs.values())
+             + sum(compiled.host_outputs.values()))
+    return max(MIN_CYCLE_BUDGET, 8 * words)
+
+
+def _run_config(compiled, profile: str, seed: int, max_cycles: int | None,
                 expect_stall: bool = False, extra_reads=None) -> tuple[dict, list]:
+    max_cycles = cycle_budget(compiled) if max_cycles is None else max_cycles
     reads, layout = counter_reads(compiled.spec, used_tiles(compiled))
     extra_words, extra_count = extra_reads or ([], 0)
     diagnostics, diagnostic_layout = diagnostic_reads(compiled.spec, used_tiles(compiled))
@@ -95,12 +109,13 @@ def simulation_speed(result: RtlResult) -> str:
     return f"{cycles:,} cycles simulated at {cycles / seconds:,.0f} cycles/s on the {result.sim_tier} tier"
 
 
-def run_many_on_rtl(compiled_programs, *, profiles, seeds, case: str, max_cycles: int = 200_000,
+def run_many_on_rtl(compiled_programs, *, profiles, seeds, case: str, max_cycles: int | None = None,
                     expect_stall: bool = False, extra_reads=None, tier: str | None = None,
                     trace: bool = False) -> list[RtlResult]:
     """Run several compiled programs (same fabric) in one simulation, each from reset.
 
     ``profiles`` and ``seeds`` give each run its stall profile and seed (parallel lists).
+    ``max_cycles``: each run's bound (None: its :func:`cycle_budget`).
     ``extra_reads``: per program, (control words, values they read back) sent after the counter
     reads; the values come back as ``result.extra``. Raises :class:`FabricRunFailure` if any run fails.
     """
@@ -112,7 +127,7 @@ def run_many_on_rtl(compiled_programs, *, profiles, seeds, case: str, max_cycles
     return [_result(record, layout) for record, layout in zip(records, layouts, strict=True)]
 
 
-def run_each_on_rtl(compiled_programs, *, profiles, seeds, case: str, max_cycles: int = 200_000,
+def run_each_on_rtl(compiled_programs, *, profiles, seeds, case: str, max_cycles: int | None = None,
                     extra_reads=None, tier: str | None = None,
                     host_words: tuple[int, int] | None = None) -> list[RtlResult | str]:
     """As :func:`run_many_on_rtl`, but a run that fails does not fail the others: its entry is the
@@ -225,7 +240,7 @@ def _hang_report(compiled, record: dict):
 
 
 def run_on_rtl(compiled, *, profile: str = "random_stall_50", seed: int = 1,
-               case: str | None = None, max_cycles: int = 200_000, extra_reads=None) -> RtlResult:
+               case: str | None = None, max_cycles: int | None = None, extra_reads=None) -> RtlResult:
     """Run ``compiled`` (an rsn.program.Compiled) on the RTL fabric and return what came back."""
     case = case or f"run-{compiled.program.name}-{profile}-{seed}"
     (result,) = run_many_on_rtl([compiled], profiles=[profile], seeds=[seed], case=case,
