@@ -60,6 +60,8 @@ class LoweredNetwork:
     network: DenseNetwork
     lanes: int
     order: dict[str, list[int]] = field(default_factory=dict)
+    phase_roles: list[str] = field(default_factory=list)    # per phase: load, fetch k, compute k, drain
+    phase_passes: list[int] = field(default_factory=list)   # per phase: the pass it belongs to
 
     def outputs(self, outputs: dict[str, list[int]]) -> np.ndarray:
         """The run's host outputs as a vectors x outputs array of signed 32-bit values."""
@@ -130,7 +132,7 @@ class _Builder:
     def __init__(self, network: DenseNetwork, plan: _Plan, lanes: int, vectors: int, ports):
         self.network, self.plan, self.lanes = network, plan, lanes
         self.weights_port, self.inputs_port, self.output_ports = ports
-        self.graph, self.started = StreamGraph(), False
+        self.graph, self.roles, self.passes = StreamGraph(), [], []
         for lane in range(lanes):
             for kind in ("mem", "mac", "alu"):
                 self.graph.add_node(f"{kind}{lane}", kind)
@@ -149,27 +151,29 @@ class _Builder:
             if count:
                 self.graph.add_host_out(f"out_{port}", port, count * network.outputs)
 
-    def phase(self):
-        if self.started:
+    def phase(self, role: str):
+        if self.roles:
             self.graph.next_phase()
-        self.started = True
+        self.roles.append(role)
+        self.passes.append(self.pass_index)
 
     def run_pass(self, first: int, count: int):
         plan, graph = self.plan, self.graph
+        self.pass_index = first // self.lanes
         for lane in range(count):
-            self.phase()
+            self.phase("load")
             graph.add_uops(f"mem{lane}", [_write(plan.bases[0], self.network.inputs)])
             graph.connect(self.inputs, f"mem{lane}", self.network.inputs)
         for k, layer in enumerate(self.network.layers):
             width = plan.widths[k]
-            self.phase()
+            self.phase(f"fetch {k}")
             for lane in range(count):
                 graph.add_uops(f"mem{lane}", [_read(plan.bases[k], width)])
                 graph.add_uops(f"mac{lane}", [{"mode": "LOAD", "precision": "INT8", "length": width}])
                 graph.connect(f"mem{lane}", (f"mac{lane}", 1), width)
             row = 0
             for rows in plan.chunks[k]:
-                self.phase()
+                self.phase(f"compute {k}")
                 graph.connect("weights", [(f"mac{lane}", 0) for lane in range(count)], rows * width)
                 for lane in range(count):
                     mem, mac, alu = f"mem{lane}", f"mac{lane}", f"alu{lane}"
@@ -180,7 +184,7 @@ class _Builder:
                     graph.connect(alu, mem, rows)
                 row += rows
         for lane in range(count):
-            self.phase()
+            self.phase("drain")
             port = self.output_ports[lane % len(self.output_ports)]
             graph.add_uops(f"mem{lane}", [_read(plan.bases[-1], self.network.outputs)])
             graph.connect(f"mem{lane}", f"out_{port}", self.network.outputs)
@@ -229,7 +233,7 @@ def lower_network(network: DenseNetwork, inputs, spec, *, lanes: int | None = No
     host = _host_inputs(network, inputs, lanes, ins[0], ins[-1])
     order = {port: vectors for port, vectors in builder.order.items() if vectors}
     lowered = LoweredNetwork(Program(name=name, graph=builder.graph, memories=banks, host_inputs=host),
-                             network, lanes, order)
+                             network, lanes, order, builder.roles, builder.passes)
     if expected is not None:
         lowered.program.expected = _expected_outputs(lowered, np.asarray(expected))
     return lowered

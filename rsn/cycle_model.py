@@ -453,6 +453,14 @@ class _FuTiming:
     def __init__(self, uops: _Fifo, inputs: list[_Fifo], output: _Fifo):
         self.uops, self.inputs, self.outputs = uops, inputs, [output]
         self.finished_at = None
+        self.work = []          # per accepted micro-op: [first, last] cycle it took or issued a token
+
+    def _worked(self, cycle: int):
+        """The current micro-op moved one of its own tokens (an input taken, an address issued)."""
+        window = self.work[-1]
+        if window[0] is None:
+            window[0] = cycle
+        window[1] = cycle
 
     def finished(self, cycle: int) -> bool:
         return self.finished_at is not None and self.finished_at <= cycle
@@ -464,6 +472,7 @@ class _FuTiming:
     def _accept(self, cycle: int, ready: bool):
         """The next micro-op, if one is on offer and the unit is ready for it."""
         if ready and self.uops.valid(cycle):
+            self.work.append([None, None])
             return self.uops.pop(cycle)
         return None
 
@@ -493,6 +502,7 @@ class MemTiming(_FuTiming):
             if closes:
                 self._finish(cycle)
         if issue or consume:
+            self._worked(cycle)
             self.left -= 1
             self.active = not final
         uop = self._accept(cycle, not self.active or ((issue or consume) and final))
@@ -523,6 +533,7 @@ class AluTiming(_FuTiming):
         take = self.active and advance and self.inputs[0].valid(cycle)
         final_take = take and self.left == 1
         if take:
+            self._worked(cycle)
             self.inputs[0].pop(cycle)
             self.left -= 1
             self.active = not final_take
@@ -568,6 +579,7 @@ class MacTiming(_FuTiming):
         if loaded:
             b.pop(cycle)
         if took_a or loaded:
+            self._worked(cycle)
             self.index = 0 if row_done else self.index + 1
             if row_done:
                 self.rows_left -= 1
@@ -678,6 +690,9 @@ class Prediction:
     ``arrivals``: host output port -> the cycle of each token's transfer. ``finished``: (tile,
     unit) -> the cycle its ``finished`` flag rose. ``early_done``: cycles in which ``done`` was
     high before the end (every used unit finished while later micro-ops were still on the chain).
+    ``work``: tile -> its FU's micro-ops in order, each ``(first, last)``: the cycles it took its
+    first and last input token (or issued its first and last address), ``None`` for a kind whose
+    timing model does not record them (:mod:`rsn.transitions` reads the bubbles between phases).
     """
     cycles: int
     done_cycle: int
@@ -687,6 +702,7 @@ class Prediction:
     arrivals: dict[str, list[int]]
     finished: dict = field(default_factory=dict)
     early_done: list[int] = field(default_factory=list)
+    work: dict = field(default_factory=dict)
 
     def first_output(self, port: str) -> int:
         return self.arrivals[port][0]
@@ -784,10 +800,12 @@ class _FabricTiming:
             for unit, flag in (("switch", tile.switch.finished_at), (tile.kind.name, tile.fu.finished_at)):
                 if flag is not None:
                     finished[tile.tile, unit] = flag
+        work = {tile.tile: [tuple(window) if window[0] is not None else None for window in tile.fu.work]
+                for tile in self.order if tile.fu.work}
         return Prediction(cycles=counted, done_cycle=done_cycle, start_cycle=start,
                           dispatch_end=self.chain.ctrl_cycles[-1] if self.chain.ctrl_cycles else 0,
                           ctrl_cycles=list(self.chain.ctrl_cycles), arrivals=self.arrivals,
-                          finished=finished, early_done=early)
+                          finished=finished, early_done=early, work=work)
 
 
 def predict_cycles(compiled, *, max_cycles: int = 1_000_000) -> Prediction:

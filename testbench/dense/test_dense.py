@@ -15,9 +15,11 @@ from dense import DenseLayer, DenseNetwork, LoweringError, NetworkError, lower_n
 from rivulet.sim.fabric_run import run_many_on_rtl
 from rivulet.sim.seeds import seeds_for
 from rivulet.sim.streams import PROFILES
+from rsn.cycle_model import predict_cycles
 from rsn.fabric_spec import default_fabric, load_fabric, parse_fabric
 from rsn.model import FabricModel
 from rsn.program import compile_program
+from rsn.transitions import transition_bubbles
 from testbench.rsn.test_phases import _image_phases
 
 REPOSITORY = Path(__file__).resolve().parents[2]
@@ -101,6 +103,35 @@ def test_one_lane_and_one_host_port_in_each_direction():
     assert lowered.lanes == 1 and set(lowered.program.host_inputs) == {"in0"}
     _, outputs = _model_outputs(lowered, spec)
     assert np.array_equal(outputs, reference(described, 1, inputs))
+
+
+def test_a_mac_starts_its_next_phase_while_the_last_one_ends():
+    """Overlapped transitions, per the cycle model's record: once the image's dispatch is ahead of
+    the units (the second pass), every compute phase's weights (multicast to all lanes) start as
+    soon as the last mac has loaded its vector, and that mac takes its first weight at most two
+    cycles after its LOAD's last word (its compute micro-op waits in the queue). Each micro-op's
+    tokens come after the previous one's, and a mac has one transition per change of phase."""
+    rng = np.random.default_rng(11)
+    network, _ = random_network(rng, (20, 12, 6))
+    lowered = lower_network(network, rng.integers(-128, 128, size=(6, 20)), default_fabric())
+    compiled = compile_program(lowered.program, default_fabric())
+    prediction = predict_cycles(compiled)
+    transitions = [each for each in transition_bubbles(compiled, prediction) if each.kind == "mac"]
+    tiles = compiled.routing.placement.tiles
+    for node in compiled.program.graph.fu_nodes():
+        if node.kind == "mac":
+            phases = node.phase_of_uops()
+            changes = sum(phases[k] != phases[k - 1] for k in range(1, len(phases)))
+            assert len([each for each in transitions if each.tile == tiles[node.name]]) == changes
+    into_compute = {}
+    for each in transitions:
+        windows = prediction.work[each.tile]
+        assert all(windows[k - 1][1] < windows[k][0] for k in range(1, len(windows)))
+        if lowered.phase_roles[each.after].startswith("compute") and lowered.phase_passes[each.after] == 1:
+            into_compute.setdefault(each.after, []).append(each.bubble)
+    assert len(into_compute) == len(network.layers)
+    for phase, bubbles in into_compute.items():
+        assert len(bubbles) == 3 and min(bubbles) <= 2, (lowered.phase_roles[phase], bubbles)
 
 
 def _digits_example():
