@@ -25,13 +25,14 @@ Everything a run sets is an input port (``cfg_*``); everything it reports is an 
 
 from dataclasses import dataclass
 
-from amaranth.hdl import C, Cat, Module, Mux, ResetSignal, Signal, unsigned
+from amaranth.hdl import C, Cat, Module, Mux, ResetSignal, Signal
 from amaranth.lib import wiring
-from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from rivulet.sim.streams import stream_ports
 from rsn.fabric import DONE_LATENCY, Fabric
+
+from .host_memory import HostMemory
 
 __all__ = ["SimTop", "END_REASONS", "PROTOCOL_ERRORS", "NO_CYCLE"]
 
@@ -130,13 +131,12 @@ class SimTop(wiring.Component):
         cycle, ended = Signal(32), Signal()
         running = ~ended
 
-        word = unsigned(self.word_width)
-        m.submodules.inputs = inputs = Memory(shape=word, depth=self.in_depth, init=[])
-        m.submodules.outputs = outputs = Memory(shape=word, depth=self.out_depth, init=[])
-        loader = inputs.write_port(domain="load")
+        inputs = HostMemory("inputs", self.word_width, self.in_depth, write_domain="load")
+        outputs = HostMemory("outputs", self.word_width, self.out_depth, write_domain="sync")
+        loader = inputs.write_port()
         m.d.comb += [loader.en.eq(self.load_en), loader.addr.eq(self.load_addr),
                      loader.data.eq(self.load_data)]
-        reader = outputs.read_port(domain="comb")
+        reader = outputs.read_port()
         m.d.comb += [reader.addr.eq(self.read_addr), self.read_data.eq(reader.data)]
 
         # Per stream: the fabric's side of it, and its pattern generator.
@@ -176,7 +176,7 @@ class SimTop(wiring.Component):
                 address = Mux(diagnosing & past_gate, cfg["cfg_diag_base"] + count - gate, address)
                 # Once diagnosing, the words behind the image are the diagnostic reads.
                 length = Mux(diagnosing, gate + cfg["cfg_diag_len"], length)
-            read = inputs.read_port(domain="comb")
+            read = inputs.read_port()
             m.d.comb += read.addr.eq(address[:len(read.addr)])
             valid = Signal(name=f"src{number}_valid")
             m.d.comb += [
@@ -311,6 +311,8 @@ class SimTop(wiring.Component):
                      for stream in self.streams))
         for word in range(self.trace_words):
             m.d.comb += getattr(self, f"trace_{word}").eq(bits[32 * word:32 * word + 32])
+        inputs.connect(m, "inputs")
+        outputs.connect(m, "outputs")
         return m
 
 
