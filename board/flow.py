@@ -28,7 +28,7 @@ from .boards import Board
 from .top import BoardTop
 
 __all__ = ["FlowError", "ToolMissingError", "ToolFailedError", "FitError", "TimingError",
-           "BuildReport", "build_bitstream", "write_top", "synthesise", "netlist_resources",
+           "BuildReport", "build_bitstream", "write_top", "synthesise", "lut_mapper", "netlist_resources",
            "check_fit", "REPOSITORY"]
 
 REPOSITORY = Path(__file__).resolve().parent.parent
@@ -220,14 +220,48 @@ def write_top(board: Board, spec: FabricSpec, directory: Path, *, baud: int = 11
     return path
 
 
+# yosys 0.70's abc9 stops on this assertion while reintegrating the mapped netlist of some
+# ECP5 designs (the default 3x3 fabric with queue depth 2, for one); classic abc maps them.
+_ABC9_REINTEGRATION_CRASH = "GetSize(conn.first) == GetSize(conn.second)"
+
+
 def synthesise(board: Board, directory: Path, tools: dict | None = None, log=print) -> dict[str, int]:
-    """yosys on ``directory/top.v`` into ``top.json``; the netlist's LUT/FF/BRAM/DSP counts."""
+    """yosys on ``directory/top.v`` into ``top.json``; the netlist's LUT/FF/BRAM/DSP counts.
+
+    On ECP5, if abc9 crashes on its known reintegration assertion, the LUTs are mapped again
+    with classic abc (LUT4s only, so a few percent more LUTs than abc9 would give; said in the
+    log, and :func:`lut_mapper` tells which mapper a build used)."""
     tools = tools or _find_tools(board)
     synth = f"synth_{board.family}" + (" -dsp" if board.family == "ice40" else "")
-    (directory / "synth.ys").write_text(
-        f"read_verilog top.v\n{synth} -top top -json top.json\ntee -q -o stat.txt stat\n")
-    _run([tools["yosys"], "-q", "-l", "yosys.log", "synth.ys"], directory, "yosys.log", "synthesis", log)
+    script = f"{synth} -top top -json top.json\n"
+    try:
+        _synthesis_run(tools, directory, script, log)
+    except ToolFailedError:
+        yosys_log = directory / "yosys.log"
+        log_text = yosys_log.read_text(errors="replace") if yosys_log.exists() else ""
+        if board.family != "ecp5" or _ABC9_REINTEGRATION_CRASH not in log_text:
+            raise
+        log("   yosys's abc9 stopped on an internal assertion (a tool bug, not the design); mapping "
+            "the LUTs with classic abc instead")
+        script = (f"{synth} -top top -run :map_luts\ncheck -latchonly -assert\n"
+                  f"techmap -map +/lattice/latches_map.v\n{_CLASSIC_ABC}\nclean\n"
+                  f"{synth} -top top -run map_cells: -json top.json\n")
+        _synthesis_run(tools, directory, script, log)
     return netlist_resources(directory / "top.json", board.family)
+
+
+_CLASSIC_ABC = "abc -lut 4"
+
+
+def _synthesis_run(tools: dict, directory: Path, script: str, log) -> None:
+    (directory / "synth.ys").write_text(f"read_verilog top.v\n{script}tee -q -o stat.txt stat\n")
+    _run([tools["yosys"], "-q", "-l", "yosys.log", "synth.ys"], directory, "yosys.log", "synthesis", log)
+
+
+def lut_mapper(directory: Path) -> str:
+    """"abc9" (the default flow) or "abc" (the fallback) for the synthesis in ``directory``."""
+    script = Path(directory) / "synth.ys"
+    return "abc" if script.exists() and _CLASSIC_ABC in script.read_text() else "abc9"
 
 
 def netlist_resources(netlist: Path, family: str) -> dict[str, int]:

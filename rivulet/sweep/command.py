@@ -47,9 +47,10 @@ def sweep_jobs(spec: SweepSpec) -> list[tuple[Job, str, float]]:
             if not job_spec.applies(point.values):
                 continue
             if job_spec.kind in FABRIC_JOBS:
-                entries = _fabric_entries(spec, point)
+                entries = _fabric_entries(spec, point, job_spec)
             else:
-                entries = [(program, toml_text(spec.fabric(point, program))) for program in spec.programs]
+                entries = [(program, toml_text(spec.fabric(point, program))) for program in spec.programs
+                           if job_spec.for_program(program.name)]
             for program, fabric_text in entries:
                 inputs = {"kind": job_spec.kind, "fabric": fabric_text, **stamp}
                 if job_spec.kind in FABRIC_JOBS:
@@ -73,16 +74,19 @@ def sweep_jobs(spec: SweepSpec) -> list[tuple[Job, str, float]]:
     return jobs
 
 
-def _fabric_entries(spec: SweepSpec, point) -> list[tuple[str, str]]:
-    """The distinct fabrics at ``point``: the family's ("-") unless programs bring their own."""
+def _fabric_entries(spec: SweepSpec, point, job_spec) -> list[tuple[str, str]]:
+    """The distinct fabrics at ``point`` of the programs ``job_spec`` is for: the family's ("-")
+    unless programs bring their own."""
     family = toml_text(spec.fabric(point)) if not spec.programs else None
     by_text: dict[str, list[str]] = {}
     for program in spec.programs:
+        if not job_spec.for_program(program.name):
+            continue
         by_text.setdefault(toml_text(spec.fabric(point, program)), []).append(program.name)
     if family is not None:
         return [("-", family)]
-    if len(by_text) == 1:
-        return [("-", next(iter(by_text)))]
+    if len(by_text) == 1 and len(next(iter(by_text.values()))) == len(spec.programs):
+        return [("-", next(iter(by_text)))]        # every program runs on the family's fabric
     return [("+".join(names), text) for text, names in by_text.items()]
 
 

