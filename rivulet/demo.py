@@ -3,7 +3,10 @@
 1. the stream primitives' Verilog, and one of them verified on Verilator under random back-pressure;
 2. the default fabric's Verilog and JSON description;
 3. a fused two-layer int8 MLP compiled for that fabric, run on the golden model and on the
-   Verilated fabric under random host back-pressure, both checked against numpy and each other.
+   Verilated fabric under random host back-pressure, both checked against numpy and each other;
+4. a 64-64-32-10 int8 MLP trained on scikit-learn's digits, in phases on the same fabric: a few
+   test images on both, every logit checked against the int8 reference in numpy (needs the
+   ``ml`` extra; skipped with a note without it).
 """
 
 import sys
@@ -68,11 +71,29 @@ def fabric_and_mlp():
              seed=seeds_for("demo-mlp", count=1)[0] % 1000, say=lambda line: print("   " + line))
 
 
+DIGITS_IMAGES = 6
+
+
+def digits_in_phases():
+    print(f"\n5. A 64-64-32-10 MLP on scikit-learn's digits, in phases: {DIGITS_IMAGES} test images on the "
+          "golden model and the RTL\n")
+    try:
+        import sklearn  # noqa: F401
+    except ImportError:
+        print("   skipped: scikit-learn is not installed (pip install 'rivulet-hw[ml]')")
+        return
+    run_file(REPOSITORY / "examples" / "digits_mlp.py", sim="both", profile="random_stall_50",
+             seed=seeds_for("demo-digits", count=1)[0] % 1000, definitions=[f"images={DIGITS_IMAGES}"],
+             say=lambda line: print("   " + line))
+    print("   the whole test split: rivulet run examples/digits_mlp.py --sim rtl")
+
+
 def main() -> int:
     print("Rivulet demo: stream primitives, then a program on a generated fabric\n")
     generate_all()
     simulate()
     fabric_and_mlp()
+    digits_in_phases()
     print(f"\nAll checks passed. Seeds derive from RIVULET_SEED={base_seed()}; set it to replay.")
     print("Next: `make test` runs the whole suite; `rivulet run examples/mlp.py --sim both`;"
           " `rivulet --help`.")
