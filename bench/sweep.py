@@ -39,7 +39,8 @@ def _described(job) -> str:
             "pnr": f"place and route and bitstream for the {job.board}", "model": "model runs",
             "generate": "Verilog"}[job.kind]
     where = ", ".join(f"{axis} in {values}" for axis, values in job.where.items())
-    return what + (f" where {where}" if where else " at every point")
+    programs = f" for {', '.join(job.programs)}" if job.programs else ""
+    return what + programs + (f" where {where}" if where else " at every point")
 
 
 def main(argv=None) -> int:
