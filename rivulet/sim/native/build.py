@@ -27,7 +27,6 @@ from rivulet.sim.toolchain import shown_path, use_tool_environment
 from rivulet.sim.verilator import SIM_ROOT, _lock
 from rsn.unit_instances import convert_sharing_units
 
-from .host_memory import VERILOG as HOST_MEMORY
 from .top import SimTop
 
 __all__ = ["NativeDesign", "build_native", "build_bare", "generator_digest", "OPTIMISATION",
@@ -108,7 +107,7 @@ def generator_digest(top: SimTop, threads: int = 1) -> str:
     digest.update(Path(share_identical_modules.__code__.co_filename).read_bytes())
     for directory in [*directories, Path(__file__).parent]:
         for path in sorted(directory.rglob("*")):
-            if path.suffix in (".py", ".cpp", ".v") and "__pycache__" not in path.parts:
+            if path.suffix in (".py", ".cpp") and "__pycache__" not in path.parts:
                 digest.update(str(path.relative_to(directory)).encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()
 
@@ -134,11 +133,11 @@ def build_native(key: str, top: SimTop, *, what: str | None = None, threads: int
         with Progress(f"converting {what} to Verilog", quiet_for=10.0, say=say):
             text = _ZERO_INIT.sub("", convert_sharing_units(top, name="top", emit_src=False))
             text, modules, shared = share_identical_modules(text)
+            text += top.memory_verilog      # the host memories' modules (host_memory.py)
         times["verilog"] = time.monotonic() - started
         times["modules"], times["modules_shared"] = modules, shared
         header = design_header(top)
-        digest = hashlib.sha256("\0".join([text, header, DRIVER.read_text(), HOST_MEMORY.read_text(),
-                                           str(threads)]).encode())
+        digest = hashlib.sha256("\0".join([text, header, DRIVER.read_text(), str(threads)]).encode())
         digest = digest.hexdigest()
         if _reads(stamp) == digest and executable.exists():
             say(f"using the cached build in {shown_path(build_dir)} ({what}: the same Verilog)")
@@ -176,17 +175,13 @@ def _build(build_dir: Path, text: str, header: str | None, threads: int, what: s
     if header is not None:
         (build_dir / "design.h").write_text(header)
     (build_dir / "driver.cpp").write_text(driver.read_text())
-    sources = ["top.v", "driver.cpp"]
-    if "rivulet_host_memory" in text:
-        (build_dir / "host_memory.v").write_text(HOST_MEMORY.read_text())
-        sources.insert(1, "host_memory.v")
     optimisation = OPTIMISATION
     jobs = str(max(1, os.cpu_count() or 1))
     command = [
         "verilator", "--cc", "--exe", "--build", "-j", jobs, "-Wno-fatal", "--top-module", "top",
         "--Mdir", "obj", "-o", "driver", "-CFLAGS", f"-I{build_dir}",
         *(["--threads", str(threads)] if threads > 1 else []),
-        *sources,
+        "top.v", "driver.cpp",
     ]
     # Make variables reach the model's makefile through MAKEFLAGS (Verilator's --build runs make).
     environment = dict(os.environ)

@@ -313,6 +313,7 @@ class SimTop(wiring.Component):
             m.d.comb += getattr(self, f"trace_{word}").eq(bits[32 * word:32 * word + 32])
         inputs.connect(m, "inputs")
         outputs.connect(m, "outputs")
+        self.memory_verilog = inputs.verilog() + outputs.verilog()     # the build adds it to top.v
         return m
 
 
