@@ -14,11 +14,19 @@ are read once per pass, not once per vector. Per pass, in phases:
    outputs streams through the units over several phases;
 3. **drain**, one phase per lane: the bank sends the last layer's words to a host output port.
 
-A layer's input (with its bias word) must fit the mac's buffer: splitting it over several
-buffers needs its partial sums added, which no unit of the default kinds does without a cycle
-through the bank (refused as a cyclic wait), so a wider layer is refused with the depth it needs.
+A layer whose input (with its bias word) is wider than a mac's buffer is **split** into pieces
+that fit: per piece, a fetch and compute phases as above, but each alu passes the partial sums
+through unchanged into a scratch region of its bank. Then the **reduce** phases add them on the
+mac: each mac loads ones from its bank (``ones k``), and per lane one ``reduce k`` phase streams
+the lane's partial sums, a row's pieces together, into ``DOT`` INT32 against the ones, through
+the alu's requantisation into the *next* lane's bank. The sums cannot go back into their own
+bank: it is still reading them, and a bank runs one micro-op at a time (a cyclic wait the checks
+refuse). So the vectors move one bank round a ring of lanes at every split layer, and the
+reduce phases run one lane after another. A pass with one vector borrows a second bank.
+
 A bank holds each layer's input in a region of its own, the bias input's constant word right
-after it (written with the image, never overwritten), and the last layer's words. Phases order
+after it (written with the image, never overwritten), the last layer's words, the split layers'
+partial sums and the ones the reduce loads (constants too). Phases order
 the units' micro-ops; units not involved in a phase go on with the next (a lane's next load
 starts while the others drain). What the fabric cannot hold is refused with a
 :class:`LoweringError` that names the layer and the limit, before anything is placed.
@@ -49,7 +57,18 @@ class _Plan:
     """Where each layer's input lives in a bank and how the layer is computed."""
     bases: tuple[int, ...]          # bank address of layer k's input (and, last, of the outputs)
     widths: tuple[int, ...]         # layer k's input words, the bias input's constant included
-    chunks: tuple[tuple[int, ...], ...]     # layer k's rows per compute phase
+    pieces: tuple[tuple[tuple[int, int], ...], ...]     # layer k's (offset, words) per mac buffer
+    scratch: int                    # bank address of a split layer's partial sums
+    ones: int                       # bank address of the ones a reduce loads (as many as pieces)
+
+    def split(self, k: int) -> bool:
+        return len(self.pieces[k]) > 1
+
+
+def _row_chunks(outputs: int, length: int) -> list[int]:
+    """Rows per compute phase: a phase's weights are one stream, its results one WRITE."""
+    rows = max(1, min(MAX_BEATS // length, MAX_FIELD))
+    return [min(rows, outputs - start) for start in range(0, outputs, rows)]
 
 
 @dataclass
@@ -87,37 +106,47 @@ def _ports(spec, direction: str) -> list[str]:
     return [port.name for port in spec.host_ports if port.direction == direction]
 
 
-def _plan(network: DenseNetwork, spec) -> _Plan:
+def _plan(network: DenseNetwork, spec, lanes: int) -> _Plan:
     bank_words, buffer_words = spec.parameters("mem").depth, spec.parameters("mac").depth
-    bases, widths, chunks, at = [], [], [], 0
+    bases, widths, pieces, at = [], [], [], 0
+    scratch_words = ones_words = 0
     for k, layer in enumerate(network.layers):
         width = layer.inputs + (layer.bias is not None)
-        if width > buffer_words:
-            bias = " with its bias word" if layer.bias is not None else ""
-            raise LoweringError(f"layer {k}: its {width} input words{bias} exceed a mac's buffer of "
-                                f"{buffer_words}; use a fabric with [mac] depth >= {width} (a layer's "
-                                f"inputs are not split over several buffers)")
         bases.append(at)
         widths.append(width)
         at += width
-        rows = max(1, MAX_BEATS // width)       # a compute phase's weights are one stream
-        chunks.append(tuple(min(rows, layer.outputs - start) for start in range(0, layer.outputs, rows)))
+        pieces.append(tuple((offset, min(buffer_words, width - offset))
+                            for offset in range(0, width, buffer_words)))
+        if len(pieces[-1]) > 1:
+            if lanes < 2:
+                raise LoweringError(f"layer {k}: its {width} input words exceed a mac's buffer of "
+                                    f"{buffer_words}, so its partial sums are added on a second lane; "
+                                    f"use lanes >= 2 or a fabric with [mac] depth >= {width}")
+            scratch_words = max(scratch_words, len(pieces[-1]) * layer.outputs)
+            ones_words = max(ones_words, len(pieces[-1]))
     bases.append(at)
     at += network.outputs
+    scratch, ones = at, at + scratch_words
+    at = ones + ones_words
     if at > min(bank_words, MAX_FIELD + 1):
         sizes = " + ".join(str(width) for width in widths)
+        split = f", + {scratch_words} partial sums and {ones_words} ones" if scratch_words else ""
         raise LoweringError(f"the network needs {at} words per bank ({sizes} layer inputs with their bias "
-                            f"words, + {network.outputs} outputs) but a mem bank holds {bank_words}; use a "
-                            f"fabric with deeper banks ([mem] depth) or narrower layers")
-    return _Plan(tuple(bases), tuple(widths), tuple(chunks))
+                            f"words, + {network.outputs} outputs{split}) but a mem bank holds {bank_words}; "
+                            f"use a fabric with deeper banks ([mem] depth) or narrower layers")
+    return _Plan(tuple(bases), tuple(widths), tuple(pieces), scratch, ones)
 
 
-def _read(start: int, count: int) -> dict:
-    return {"write": 0, "start": start, "stride": 1, "offset": 0, "count_i": count, "count_j": 1}
+def _read(start: int, count: int, *, stride: int = 1, offset: int = 0, repeats: int = 1) -> dict:
+    return {"write": 0, "start": start, "stride": stride, "offset": offset, "count_i": count,
+            "count_j": repeats}
 
 
-def _write(start: int, count: int) -> dict:
-    return {"write": 1, "start": start, "stride": 1, "offset": 0, "count_i": count, "count_j": 1}
+def _write(start: int, count: int, *, stride: int = 1) -> dict:
+    return {"write": 1, "start": start, "stride": stride, "offset": 0, "count_i": count, "count_j": 1}
+
+
+_PASS_THROUGH = {"relu": 0, "shift": 0, "clip": 0, "lo": 0, "hi": 0}
 
 
 def _requantise(layer, beats: int) -> dict:
@@ -127,7 +156,8 @@ def _requantise(layer, beats: int) -> dict:
 
 
 class _Builder:
-    """The stream graph of the passes, phase by phase."""
+    """The stream graph of the passes, phase by phase. ``holder`` maps each bank (by lane) that
+    holds a vector to the vector's place in the pass; a split layer moves the vectors round."""
 
     def __init__(self, network: DenseNetwork, plan: _Plan, lanes: int, vectors: int, ports):
         self.network, self.plan, self.lanes = network, plan, lanes
@@ -144,12 +174,13 @@ class _Builder:
         self.inputs = "weights" if shared else self.graph.add_host_in("inputs", self.inputs_port,
                                                                         vectors * network.inputs).name
         self.order = {port: [] for port in self.output_ports}
-        per_port = {port: 0 for port in self.output_ports}
-        for vector in range(vectors):
-            per_port[self.output_ports[vector % lanes % len(self.output_ports)]] += 1
-        for port, count in per_port.items():
-            if count:
-                self.graph.add_host_out(f"out_{port}", port, count * network.outputs)
+
+    def uops(self, name: str, uops: list[dict]):
+        """Micro-ops for a lane's unit; a pass of one vector through a split layer borrows the
+        units of a lane beyond ``lanes``, added as it first uses them."""
+        if name not in self.graph.nodes:
+            self.graph.add_node(name, name.rstrip("0123456789"))
+        self.graph.add_uops(name, uops)
 
     def phase(self, role: str):
         if self.roles:
@@ -158,45 +189,95 @@ class _Builder:
         self.passes.append(self.pass_index)
 
     def run_pass(self, first: int, count: int):
-        plan, graph = self.plan, self.graph
+        graph, inputs = self.graph, self.network.inputs
         self.pass_index = first // self.lanes
+        holder = {lane: lane for lane in range(count)}
         for lane in range(count):
             self.phase("load")
-            graph.add_uops(f"mem{lane}", [_write(plan.bases[0], self.network.inputs)])
-            graph.connect(self.inputs, f"mem{lane}", self.network.inputs)
+            self.uops(f"mem{lane}", [_write(self.plan.bases[0], inputs)])
+            graph.connect(self.inputs, f"mem{lane}", inputs)
         for k, layer in enumerate(self.network.layers):
-            width = plan.widths[k]
-            self.phase(f"fetch {k}")
-            for lane in range(count):
-                graph.add_uops(f"mem{lane}", [_read(plan.bases[k], width)])
-                graph.add_uops(f"mac{lane}", [{"mode": "LOAD", "precision": "INT8", "length": width}])
-                graph.connect(f"mem{lane}", (f"mac{lane}", 1), width)
-            row = 0
-            for rows in plan.chunks[k]:
-                self.phase(f"compute {k}")
-                graph.connect("weights", [(f"mac{lane}", 0) for lane in range(count)], rows * width)
-                for lane in range(count):
-                    mem, mac, alu = f"mem{lane}", f"mac{lane}", f"alu{lane}"
-                    graph.add_uops(mac, [{"mode": "DOT", "precision": "INT8", "length": width, "rows": rows}])
-                    graph.add_uops(alu, [_requantise(layer, rows)])
-                    graph.connect(mac, alu, rows)
-                    graph.add_uops(mem, [_write(plan.bases[k + 1] + row, rows)])
-                    graph.connect(alu, mem, rows)
-                row += rows
-        for lane in range(count):
+            banks = sorted(holder)
+            for piece, (offset, length) in enumerate(self.plan.pieces[k]):
+                self._piece(k, layer, banks, piece, offset, length)
+            if self.plan.split(k):
+                holder = self._reduce(k, layer, holder, ring=max(2, count))
+        for lane in sorted(holder):
             self.phase("drain")
             port = self.output_ports[lane % len(self.output_ports)]
-            graph.add_uops(f"mem{lane}", [_read(plan.bases[-1], self.network.outputs)])
-            graph.connect(f"mem{lane}", f"out_{port}", self.network.outputs)
-            self.order[port].append(first + lane)
+            self.uops(f"mem{lane}", [_read(self.plan.bases[-1], self.network.outputs)])
+            name = f"out_{port}"
+            if name in graph.nodes:
+                graph.node(name).tokens += self.network.outputs
+            else:
+                graph.add_host_out(name, port, self.network.outputs)
+            graph.connect(f"mem{lane}", name, self.network.outputs)
+            self.order[port].append(first + holder[lane])
+
+    def _piece(self, k: int, layer, banks: list[int], piece: int, offset: int, length: int):
+        """Fetch one piece of layer k's input into each mac, then stream the rows' weights for it.
+        An unsplit layer's sums are requantised into the next layer's input; a split layer's
+        partial sums go unchanged to the scratch region, row r's piece c at ``r * pieces + c``."""
+        plan, graph = self.plan, self.graph
+        pieces = len(plan.pieces[k])
+        self.phase(f"fetch {k}")
+        for lane in banks:
+            self.uops(f"mem{lane}", [_read(plan.bases[k] + offset, length)])
+            self.uops(f"mac{lane}", [{"mode": "LOAD", "precision": "INT8", "length": length}])
+            graph.connect(f"mem{lane}", (f"mac{lane}", 1), length)
+        row = 0
+        for rows in _row_chunks(layer.outputs, length):
+            self.phase(f"compute {k}")
+            graph.connect("weights", [(f"mac{lane}", 0) for lane in banks], rows * length)
+            for lane in banks:
+                mem, mac, alu = f"mem{lane}", f"mac{lane}", f"alu{lane}"
+                self.uops(mac, [{"mode": "DOT", "precision": "INT8", "length": length, "rows": rows}])
+                if plan.split(k):
+                    self.uops(alu, [{"beats": rows, **_PASS_THROUGH}])
+                    target = _write(plan.scratch + row * pieces + piece, rows, stride=pieces)
+                else:
+                    self.uops(alu, [_requantise(layer, rows)])
+                    target = _write(plan.bases[k + 1] + row, rows)
+                graph.connect(mac, alu, rows)
+                self.uops(mem, [target])
+                graph.connect(alu, mem, rows)
+            row += rows
+
+    def _reduce(self, k: int, layer, holder: dict[int, int], ring: int) -> dict[int, int]:
+        """Add a split layer's partial sums: each mac's buffer takes ones, then lane by lane the
+        bank streams its sums (a row's pieces together) into its mac (DOT INT32 against the
+        ones), whose alu requantises them into the next bank of the ring. Returns who holds what."""
+        plan, graph = self.plan, self.graph
+        pieces = len(plan.pieces[k])
+        self.phase(f"ones {k}")
+        for lane in sorted(holder):
+            self.uops(f"mem{lane}", [_read(plan.ones, pieces)])
+            self.uops(f"mac{lane}", [{"mode": "LOAD", "precision": "INT32", "length": pieces}])
+            graph.connect(f"mem{lane}", (f"mac{lane}", 1), pieces)
+        block = max(1, min(MAX_BEATS // pieces, MAX_FIELD))
+        for lane in sorted(holder):
+            mem, mac, alu, target = f"mem{lane}", f"mac{lane}", f"alu{lane}", f"mem{(lane + 1) % ring}"
+            for row in range(0, layer.outputs, block):
+                rows = min(block, layer.outputs - row)
+                self.phase(f"reduce {k}")
+                self.uops(mem, [_read(plan.scratch + row * pieces, pieces, offset=pieces, repeats=rows)])
+                self.uops(mac, [{"mode": "DOT", "precision": "INT32", "length": pieces, "rows": rows}])
+                graph.connect(mem, mac, rows * pieces)
+                self.uops(alu, [_requantise(layer, rows)])
+                graph.connect(mac, alu, rows)
+                self.uops(target, [_write(plan.bases[k + 1] + row, rows)])
+                graph.connect(alu, target, rows)
+        return {(lane + 1) % ring: vector for lane, vector in holder.items()}
 
 
-def _weight_words(network: DenseNetwork) -> list[int]:
-    """One pass's weight stream: each layer's rows in order, a row's bias weight last."""
+def _weight_words(network: DenseNetwork, plan: _Plan) -> list[int]:
+    """One pass's weight stream: per layer and per piece of its input, the rows in order (a
+    row's bias weight last, in the last piece)."""
     words = []
-    for layer in network.layers:
+    for k, layer in enumerate(network.layers):
         matrix = layer.weights if layer.bias is None else np.column_stack([layer.weights, layer.bias])
-        words += [int(value) & _WORD for value in matrix.reshape(-1)]
+        for offset, length in plan.pieces[k]:
+            words += [int(value) & _WORD for value in matrix[:, offset:offset + length].reshape(-1)]
     return words
 
 
@@ -218,19 +299,21 @@ def lower_network(network: DenseNetwork, inputs, spec, *, lanes: int | None = No
         lanes = available
     if isinstance(lanes, bool) or not isinstance(lanes, int) or not 1 <= lanes <= available:
         raise LoweringError(f"lanes={lanes!r}: the fabric has {available} lanes (mem, mac and alu tiles)")
-    lanes = min(lanes, len(inputs))         # a lane without a vector would have no work
     ins, outs = _ports(spec, "in"), _ports(spec, "out")
     if not ins or not outs:
         raise LoweringError("the fabric needs a host input and a host output port for a dense network")
-    plan = _plan(network, spec)
+    plan = _plan(network, spec, lanes)
+    lanes = min(lanes, len(inputs))         # a lane without a vector would have no work
+    ones = max((len(pieces) for pieces in plan.pieces if len(pieces) > 1), default=0)
     vectors = len(inputs)
     builder = _Builder(network, plan, lanes, vectors, (ins[0], ins[-1], outs))
     for first in range(0, vectors, lanes):
         builder.run_pass(first, min(lanes, vectors - first))
-    banks = {f"mem{lane}": {plan.bases[k] + layer.inputs: network.bias_input
-                            for k, layer in enumerate(network.layers) if layer.bias is not None}
-             for lane in range(lanes)}
-    host = _host_inputs(network, inputs, lanes, ins[0], ins[-1])
+    constants = {plan.bases[k] + layer.inputs: network.bias_input
+                 for k, layer in enumerate(network.layers) if layer.bias is not None}
+    constants.update({plan.ones + piece: 1 for piece in range(ones)})
+    banks = {node.name: dict(constants) for node in builder.graph.fu_nodes() if node.kind == "mem"}
+    host = _host_inputs(network, plan, inputs, lanes, ins[0], ins[-1])
     order = {port: vectors for port, vectors in builder.order.items() if vectors}
     lowered = LoweredNetwork(Program(name=name, graph=builder.graph, memories=banks, host_inputs=host),
                              network, lanes, order, builder.roles, builder.passes)
@@ -239,10 +322,10 @@ def lower_network(network: DenseNetwork, inputs, spec, *, lanes: int | None = No
     return lowered
 
 
-def _host_inputs(network: DenseNetwork, inputs: np.ndarray, lanes: int, weights_port: str,
+def _host_inputs(network: DenseNetwork, plan: _Plan, inputs: np.ndarray, lanes: int, weights_port: str,
                  inputs_port: str) -> dict[str, list[int]]:
     """What the host sends, in the order the program's phases take it."""
-    weights = _weight_words(network)
+    weights = _weight_words(network, plan)
     sent = {weights_port: [], inputs_port: []}
     for first in range(0, len(inputs), lanes):
         for vector in inputs[first:first + lanes]:

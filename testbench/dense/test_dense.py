@@ -67,9 +67,12 @@ def _model_outputs(lowered, spec):
 
 # (sizes, vectors, bias): one layer, several, a single output, a vector count that leaves lanes
 # idle in the last pass, a layer whose input fills the mac's buffer, one whose 390 rows need two
-# streams (65535 // 169 = 387 rows per compute phase), and the digits MLP's shape.
+# streams (65535 // 169 = 387 rows per compute phase), the digits MLP's shape, and layers wider
+# than the buffer of 256: split in two round the ring of three lanes and, in the last pass of
+# one vector, through a borrowed bank; split in three without a bias, then a normal layer.
 SHAPES = [((8, 4), 3, True), ((5, 7, 3), 4, False), ((16, 12, 8, 1), 5, True), ((255, 6, 2), 2, True),
-          ((168, 390), 1, True), ((64, 64, 32, 10), 3, True)]
+          ((168, 390), 1, True), ((64, 64, 32, 10), 3, True), ((300, 20, 10), 4, True),
+          ((520, 9, 4), 2, False)]
 
 
 @pytest.mark.parametrize("sizes,vectors,bias", SHAPES, ids=["-".join(map(str, s[0])) for s in SHAPES])
@@ -153,8 +156,9 @@ def _digits_subset(images: int):
 
 @pytest.mark.long(0)
 def test_the_digits_mlp_and_random_networks_on_the_rtl_under_host_stalls():
-    """The digits MLP on a few test images and random networks, on the RTL under random host
-    profiles: every vector's outputs equal numpy's, and the RTL's counters equal the model's."""
+    """The digits MLP on a few test images, random networks and one whose first layer is split
+    over two mac buffers, on the RTL under random host profiles: every vector's outputs equal
+    numpy's, and the RTL's counters equal the model's."""
     (seed,) = seeds_for("dense:rtl", count=1)
     rng = random.Random(seed)
     spec = default_fabric()
@@ -166,6 +170,10 @@ def test_the_digits_mlp_and_random_networks_on_the_rtl_under_host_stalls():
                            for _ in range(rng.randint(1, 7))])
         cases.append(lower_network(network, inputs, spec, expected=reference(described, 1, inputs),
                                    name=f"dense-random-{k}"))
+    network, described = random_network(np.random.default_rng(rng.getrandbits(32)), (300, 6, 3))
+    inputs = np.array([[rng.randint(-128, 127) for _ in range(300)] for _ in range(4)])
+    cases.append(lower_network(network, inputs, spec, expected=reference(described, 1, inputs),
+                               name="dense-split"))
     compiled = [compile_program(case.program, spec, seed=k) for k, case in enumerate(cases)]
     profiles = [rng.choice(list(PROFILES)) for _ in compiled]
     seeds = [rng.getrandbits(32) for _ in compiled]
@@ -243,11 +251,15 @@ def _one_layer(rows: int, inputs: int):
 
 
 @pytest.mark.parametrize("case,message", [
-    (lambda: _lowering(_one_layer(2, 300), _zeros(1, 300)),
-     "exceed a mac's buffer of 256; use a fabric with [mac] depth >= 300"),
+    (lambda: _lowering(_one_layer(2, 300), _zeros(1, 300), lanes=1),
+     "layer 0: its 300 input words exceed a mac's buffer of 256, so its partial sums are added on a "
+     "second lane; use lanes >= 2 or a fabric with [mac] depth >= 300"),
+    (lambda: _lowering(_one_layer(2, 300), _zeros(1, 300), parse_fabric(ONE_LANE, "1x3")),
+     "use lanes >= 2"),
     (lambda: _lowering(DenseNetwork((DenseLayer(_ones(900, 200), clip=(0, 127)), DenseLayer(_ones(2, 900)))),
                        _zeros(1, 200)),
-     "exceed a mac's buffer"),
+     "needs 1114 words per bank (200 + 900 layer inputs with their bias words, + 2 outputs, + 8 partial "
+     "sums and 4 ones)"),
     (lambda: _lowering(_one_layer(800, 250), _zeros(1, 250)), "needs 1050 words per bank"),
     (lambda: _lowering(_one_layer(1, 2), [[1, 2, 3]]), "vectors of 3 values"),
     (lambda: _lowering(_one_layer(1, 2), [[1, 2]], lanes=4), "has 3 lanes"),
