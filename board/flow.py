@@ -162,7 +162,7 @@ def _place_route_pack(board, directory, tools, resources, fabric_name, seed, all
                       seconds, log, time_limit_s=None) -> BuildReport:
     started = time.monotonic()
     log(f"[3/4] place and route (nextpnr-{board.family}, {board.clock_mhz:g} MHz clock, seed {seed})")
-    nextpnr, packer = tools["pnr"], tools["pack"]
+    nextpnr = tools["pnr"]
     # A copy beside the netlist, named relatively: the WebAssembly tools see only some of the host's
     # file system, and the build directory is always within it.
     shutil.copyfile(board.constraints_path, directory / board.constraints)
@@ -182,9 +182,25 @@ def _place_route_pack(board, directory, tools, resources, fabric_name, seed, all
         _explain_placement_failure(board, directory / "nextpnr.log", fabric_name)
         raise
     seconds["place and route"] = time.monotonic() - started
+    return judge_routed(board, directory, resources, fabric_name=fabric_name,
+                        allow_timing_fail=allow_timing_fail, seconds=seconds, log=log, tools=tools)
 
+
+def judge_routed(board: Board, directory: Path, resources: dict[str, int], *, fabric_name: str = "fabric",
+                 allow_timing_fail: bool = False, seconds: dict | None = None, log=print,
+                 tools: dict | None = None) -> BuildReport:
+    """The last steps of a build, on a directory nextpnr has routed: its report against
+    ``board``'s clock, the bitstream if the design meets it (or ``allow_timing_fail``), and
+    ``report.txt`` either way; :class:`TimingError` if it misses. The clock is the board's, not
+    the one nextpnr placed for, so a routed design can be judged against another board's clock
+    without being placed again."""
+    directory = Path(directory)
+    tools = tools or _find_tools(board)
+    packer = tools["pack"]
+    seconds = dict(seconds or {})
     report = json.loads((directory / "report.json").read_text())
-    fmax, target = _clock(report)
+    fmax, _ = _clock(report)
+    target = board.clock_mhz
     placed = {name: (report["utilization"][kind]["used"], report["utilization"][kind]["available"])
               for name, kind in _PLACED_RESOURCES[board.family].items() if kind in report["utilization"]}
     build = BuildReport(board.name, fabric_name, directory, None, resources, board.capacity, placed,

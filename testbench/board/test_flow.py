@@ -1,8 +1,8 @@
 """The bitstream flow: one real iCE40 bitstream of a small fabric, and the errors a user can meet.
 
 The smoke build is a 1x1 fabric (one alu tile, 8-bit) with the UART bridge on the iCEBreaker:
-about 25 s of yosys and nextpnr, and its netlist placed again against a clock it misses. The
-other tests reach each error without a full build.
+about 75 s of yosys and nextpnr on an idle core, then the routed design judged against a clock
+it misses. The other tests reach each error without a full build.
 """
 
 import dataclasses
@@ -29,9 +29,9 @@ SMOKE_FABRIC = {
 @pytest.mark.long(1)
 def test_smoke_bitstream_fits_meets_the_board_clock_and_is_reported(tmp_path):
     """One build (parallel workers must not share a build directory), checked two ways: the
-    figures against the part and nextpnr's own report, and the readable report.txt. Then its
-    netlist is placed again against a 300 MHz clock, which it misses: the report is written,
-    the bitstream not (one synthesis for both, since yosys is most of a build's time)."""
+    figures against the part and nextpnr's own report, and the readable report.txt. Then the
+    routed design is judged against a 300 MHz board clock, which it misses: the report is
+    written, the bitstream not (one place and route for both: it is most of a build's time)."""
     board = BOARDS["icebreaker"]
     directory = BUILD_ROOT / "boards-test" / "smoke-icebreaker"
     report = flow.build_bitstream(board, parse_fabric(SMOKE_FABRIC, "smoke"), fabric_name="smoke",
@@ -51,13 +51,12 @@ def test_smoke_bitstream_fits_meets_the_board_clock_and_is_reported(tmp_path):
     for word in ("icebreaker", "LUT", "FF", "BRAM", "DSP", "Fmax", "meets timing", "top.bin"):
         assert word in text, f"{word!r} missing from report.txt:\n{text}"
 
-    for name in ("top.v", "top.json"):
+    for name in ("report.json", "top.asc"):
         shutil.copyfile(report.directory / name, tmp_path / name)
     fast = dataclasses.replace(board, clock_hz=300_000_000)
     with pytest.raises(flow.TimingError, match=r"icebreaker: the fabric reaches [\d.]+ MHz but the board's "
                                                r"clock is 300.0 MHz; no bitstream written"):
-        flow.build_bitstream(fast, parse_fabric(SMOKE_FABRIC), directory=tmp_path,
-                             synthesised=report.resources, log=lambda line: None)
+        flow.judge_routed(fast, tmp_path, report.resources, fabric_name="smoke", log=lambda line: None)
     assert (tmp_path / "report.txt").exists() and not (tmp_path / "top.bin").exists()
     assert "MISSES timing" in Path(tmp_path / "report.txt").read_text()
 
