@@ -16,8 +16,12 @@ default tile mix (``mem mac alu`` in reading order, as the sweep family builds i
   would cost at least (the phase's image words, one per cycle on ``ctrl``, and ``done``'s latency).
 
 The GEMM is C = X W^T with X and W random int8 (N x N, seed 1): N vectors through one dense
-layer of N outputs, no bias, exact int32 sums. Writes ``bench/results/rsn_phases.json`` and
-``.md``. ``--quick``: the digits MLP on 12 images and the 64 x 64 GEMM only, into build/.
+layer of N outputs, no bias, exact int32 sums. ``wide640`` is one wider than a mac buffer: 96
+vectors of 640 through 64 outputs, the layer split in three pieces whose partial sums the macs
+add (docs/dense.md); a fabric of one lane refuses it. Writes ``bench/results/rsn_phases.json``
+and ``.md``. ``--quick``: the digits MLP on 12 images and the 64 x 64 GEMM only, into build/.
+``--workloads NAME ... --merge`` measures those workloads and replaces their points in the
+recorded results.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from dense import DenseLayer, DenseNetwork, lower_network
+from dense import DenseLayer, DenseNetwork, LoweringError, lower_network
 from rivulet.sim.fabric_run import run_many_on_rtl
 from rivulet.sweep.spec import fabric_description
 from rsn.cycle_model import predict_cycles
@@ -48,6 +52,7 @@ __all__ = ["fabric", "measure", "markdown", "main"]
 
 GRIDS = (2, 3, 4)
 GEMM_SIZES = (64, 128, 256)
+WIDE = (96, 640, 64)            # vectors, inputs, outputs: wider than the mac buffer of 256
 MODEL_PASSES = 3
 SEED = 1
 DIGITS = REPO / "examples" / "digits_mlp.py"
@@ -81,14 +86,26 @@ def workloads(quick: bool) -> list[dict]:
         inputs = rng.integers(-128, 128, size=(size, size))
         found.append({"name": f"gemm{size}", "network": DenseNetwork((DenseLayer(weights, None),), 1),
                       "inputs": inputs})
+    if not quick:
+        vectors, width, outputs = WIDE
+        weights = rng.integers(-128, 128, size=(outputs, width))
+        inputs = rng.integers(-128, 128, size=(vectors, width))
+        found.append({"name": f"wide{width}", "network": DenseNetwork((DenseLayer(weights, None),), 1),
+                      "inputs": inputs})
     for workload in found:      # the example's int8 arithmetic in numpy, not dense/'s
         workload["expected"] = digits.int8_logits(workload["network"], workload["inputs"])
     return found
 
 
-def _operands_per_vector(network) -> int:
-    """Operands a mac takes for one vector: each layer's LOAD of its input and its rows' DOTs."""
-    return sum((layer.inputs + (layer.bias is not None)) * (layer.outputs + 1) for layer in network.layers)
+def _operands_per_vector(network, buffer_words: int) -> int:
+    """Operands a mac takes for one vector: each layer's LOAD of its input and its rows' DOTs;
+    a layer split into pieces also loads a one per piece and adds each row's pieces."""
+    total = 0
+    for layer in network.layers:
+        width = layer.inputs + (layer.bias is not None)
+        pieces = -(-width // buffer_words)
+        total += (width + (pieces if pieces > 1 else 0)) * (layer.outputs + 1)
+    return total
 
 
 def _phase_words(compiled) -> dict[int, int]:
@@ -112,12 +129,15 @@ def _phase_words(compiled) -> dict[int, int]:
     return dict(words)
 
 
-def _transition_name(before: str, after: str) -> str:
-    """"fetch -> compute", "compute -> compute", "compute -> fetch (next layer)" or "(next pass)"."""
-    before_step, after_step = before.split()[0], after.split()[0]
+def _transition_name(before: str, after: str, same_pass: bool) -> str:
+    """"fetch -> compute", "compute -> compute", "compute -> fetch (next layer)" or "(next pass)";
+    a split layer adds "compute -> fetch (next piece)", "compute -> ones", "ones -> reduce" and
+    "reduce -> fetch"."""
+    (before_step, before_layer), (after_step, after_layer) = before.split(), after.split()
     name = f"{before_step} -> {after_step}"
-    if before_step == "compute" and after_step == "fetch":
-        name += " (next pass)" if after == "fetch 0" else " (next layer)"
+    if after_step == "fetch":
+        name += (" (next pass)" if not same_pass else " (next piece)" if before_layer == after_layer
+                 else " (next layer)")
     return name
 
 
@@ -130,8 +150,10 @@ def _bubbles(lowered, compiled, prediction) -> dict:
     for transition in transition_bubbles(compiled, prediction):
         if transition.kind != "mac":
             continue
-        name = _transition_name(roles[transition.before], roles[transition.after])
-        if lowered.phase_passes[transition.after] == 0:
+        passes = lowered.phase_passes
+        name = _transition_name(roles[transition.before], roles[transition.after],
+                                passes[transition.before] == passes[transition.after])
+        if passes[transition.after] == 0:
             name = f"first pass: {name}"
         groups[name].append(transition.bubble)
         reload[name].append(words.get(transition.after, 0) + DONE_LATENCY)
@@ -166,7 +188,7 @@ def _measure_point(workload: dict, size: int) -> dict:
     model_seconds = time.perf_counter() - model_started
     cycles, vectors = results[0].cycles, len(inputs)
     macs = [tile for tile in spec.all_tiles() if spec.kind(tile) == "mac"]
-    per_vector = _operands_per_vector(network)
+    per_vector = _operands_per_vector(network, spec.parameters("mac").depth)
     lane_vectors = [len(range(lane, vectors, lowered.lanes)) for lane in range(lowered.lanes)]
     shares = [count * per_vector / cycles for count in lane_vectors]
     products = vectors * sum(layer.inputs * layer.outputs for layer in network.layers)
@@ -195,12 +217,20 @@ def _measure_point(workload: dict, size: int) -> dict:
     return entry
 
 
-def measure(quick: bool = False, grids=GRIDS) -> dict:
+def measure(quick: bool = False, grids=GRIDS, names=None) -> dict:
     started = time.perf_counter()
     entries = []
     for workload in workloads(quick):
+        if names and workload["name"] not in names:
+            continue
         for size in grids:
-            entry = _measure_point(workload, size)
+            try:
+                entry = _measure_point(workload, size)
+            except LoweringError as error:
+                print(f"{workload['name']} {size}x{size}: refused: {error}", flush=True)
+                entries.append({"workload": workload["name"], "grid": f"{size}x{size}",
+                                "refused": str(error)})
+                continue
             print(f"{entry['workload']} {entry['grid']}: {entry['cycles']:,} cycles, mac share "
                   f"{entry['mac_share_max']:.3f}, model error {entry['model_error_pct']:+.2f}%", flush=True)
             entries.append(entry)
@@ -215,7 +245,9 @@ def _share_text(entry: dict) -> str:
 
 
 def markdown(results: dict) -> str:
-    meta, points = results["meta"], results["points"]
+    meta = results["meta"]
+    points = [entry for entry in results["points"] if "refused" not in entry]
+    refused = [entry for entry in results["points"] if "refused" in entry]
     lines = [
         "# RSN phases: the digits MLP and GEMMs, on 2x2, 3x3 and 4x4 fabrics", "",
         f"{meta['date']}, git {meta['git_revision'][:7]}; `python -m bench.rsn_phases` "
@@ -224,6 +256,9 @@ def markdown(results: dict) -> str:
         "`dense.lower_network` (docs/dense.md): one lane per mem, mac and alu, each layer's weights "
         "multicast from the host once per pass. RTL: the native tier with a host that never stalls "
         "(`no_stall`), the fabric's own cycle counter; every output equals numpy's.", "",
+        *[f"The {', '.join(each['workloads'])} points are from a later run ({each['date']}, git "
+          f"{each['git_revision'][:7]}, {each['wall_time_s']:,.0f} s; `--workloads ... --merge`).\n"
+          for each in meta.get("merged", [])],
         "**mac share**: the share of the run's cycles in which a mac tile takes an operand (a lane's "
         "operands follow from the network and its vectors). **Roofline**: every mac tile of the fabric "
         "taking one operand per cycle (products / mac tiles). **Host bound**: one weight word per "
@@ -242,6 +277,8 @@ def markdown(results: dict) -> str:
             f"{100 * entry['mac_stall_share']:.1f}% | "
             f"{entry['roofline_cycles']:,} | {100 * entry['roofline_share']:.1f}% | "
             f"{entry['host_bound_cycles']:,} | {entry['model_error_pct']:+.2f}% |")
+    for entry in refused:
+        lines += ["", f"{entry['workload']} on {entry['grid']}: refused before placement: {entry['refused']}"]
     for entry in points:
         if "accuracy" in entry:
             accuracy = entry["accuracy"]
@@ -285,7 +322,26 @@ before it. This is the one transition that costs more than a reload floor; it is
 of a pass (a pass streams every weight once), and loading the next pass's vectors while the
 current pass computes would remove most of it. A reload per phase would add at least the
 reload floor (the phase's image words and the drain to `done`) at every transition, where the
-overlapped ones cost a cycle or none."""
+overlapped ones cost a cycle or none. **A split layer** (wide640, three pieces of 256, 256 and
+128 words): **compute -> fetch (next piece)** and **compute -> ones** wait for the last partial
+sum to reach the bank, the 22 cycles of a next layer; **ones -> reduce** is the reduce phases
+running one lane after another (each reads its bank and writes the next lane's): a lane waits
+for the reduces before its own, about pieces x outputs cycles each (192 here), so the last lane
+of the 3x3 waits 431 cycles, of the 4x4 861; **reduce -> fetch (next pass)** adds those reduces
+to the drain and the next pass's loads. All of it is 1 to 2 % of a pass, which streams 40,960
+weights."""
+
+
+def _merged(recorded: dict, measured: dict) -> dict:
+    """The recorded points with the measured workloads' replaced (in the recorded order, new
+    workloads last); the meta says which points come from which run."""
+    names = {entry["workload"] for entry in measured["points"]}
+    points = [entry for entry in recorded["points"] if entry["workload"] not in names] + measured["points"]
+    meta = dict(recorded["meta"])
+    meta["merged"] = [*recorded["meta"].get("merged", []),
+                      {"workloads": sorted(names), **{key: measured["meta"][key] for key in
+                                                      ("date", "git_revision", "wall_time_s")}}]
+    return {"meta": meta, "points": points}
 
 
 def main(argv=None) -> int:
@@ -294,13 +350,19 @@ def main(argv=None) -> int:
                         help="digits on 12 images and the 64x64 GEMM, into build/")
     parser.add_argument("--grids", type=int, nargs="*", default=list(GRIDS),
                         help="grid sizes (default 2 3 4)")
+    parser.add_argument("--workloads", nargs="*", metavar="NAME",
+                        help="only these workloads (digits, gemm64, gemm128, gemm256, wide640)")
+    parser.add_argument("--merge", action="store_true",
+                        help="replace the measured workloads' points in the recorded JSON, keep the rest")
     parser.add_argument("--table-only", action="store_true",
                         help="run nothing: write the Markdown again from the recorded JSON")
     arguments = parser.parse_args(argv)
     if arguments.table_only:
         results = json.loads((RESULTS / "rsn_phases.json").read_text())
     else:
-        results = measure(arguments.quick, tuple(arguments.grids))
+        results = measure(arguments.quick, tuple(arguments.grids), arguments.workloads)
+        if arguments.merge:
+            results = _merged(json.loads((RESULTS / "rsn_phases.json").read_text()), results)
     figures, table = write_results(QUICK_RESULTS if arguments.quick else RESULTS, "rsn_phases", results,
                                    markdown(results))
     print(f"wrote {figures} and {table}")
