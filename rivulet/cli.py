@@ -19,6 +19,7 @@ from hw.catalog import parse_parameters
 from hw.params import ParameterError
 from rsn.checks import ProgramError
 from rsn.fabric_spec import DEFAULT_FABRIC, FabricError
+from rsn.faults import FaultError
 from rsn.fu_kinds import component_catalog
 from rsn.graph import GraphError
 from rsn.image import ImageError
@@ -51,7 +52,7 @@ __all__ = ["main", "USER_ERRORS"]
 # Errors about what the user asked for: reported as one clear line, without a traceback.
 USER_ERRORS = (BoardError, ParameterError, FabricError, IsaError, ImageError, GraphError, ProgramError,
                PlaceError, RouteError, ProgramLoadError, FrontendError, SuiteError, SweepError,
-               ExtraMissing)
+               ExtraMissing, FaultError)
 
 _EXAMPLES = """\
 examples:
@@ -176,6 +177,10 @@ def _parser() -> argparse.ArgumentParser:
                           "or with Ripple's tasks (default: inferred from the kernel)")
     run.add_argument("--kernel", metavar="NAME",
                      help="for a file of @kernel functions: which kernel to run (needed when it has several)")
+    run.add_argument("--fault", action="append", default=[], metavar="FAULT", dest="faults",
+                     help="run on a fabric with this run-time fault (repeatable; --sim model): "
+                          "stuck:R,C,SIDE[@N], drop:R,C,SIDE[@N], corrupt:R,C,SIDE[@N][/BIT] or "
+                          "stop:R,C[@N]; the run detects it, runs again and places round it (docs/faults.md)")
     run.set_defaults(handler=_run)
 
     compiling = commands.add_parser(
@@ -313,6 +318,9 @@ def _run(arguments) -> int:
     say = _on_stderr if arguments.json else print       # stdout is the JSON's alone
     if arguments.report is not None:
         require_extra("matplotlib", "plot", "rivulet run --report")
+    if arguments.faults and arguments.sim != "model":
+        raise ParameterError("--fault runs on the golden model: use --sim model (faults are not injected "
+                             "into the RTL yet)")
     if arguments.waves and arguments.tier == "native":
         raise ParameterError("--waves needs the cocotb tier: leave out --tier native (the native tier "
                              "writes no waves)")
@@ -324,7 +332,7 @@ def _run(arguments) -> int:
                      profile=arguments.profile, port=arguments.port, baud=arguments.baud,
                      vectors=arguments.vectors, definitions=arguments.definitions, say=say,
                      record=arguments.record, mode=arguments.mode, kernel=arguments.kernel,
-                     report=arguments.report)
+                     report=arguments.report, faults=arguments.faults)
         except _board_errors() as error:
             if arguments.sim != "board":
                 raise

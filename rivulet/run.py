@@ -10,8 +10,10 @@ import time
 from pathlib import Path
 
 from rsn.fabric_spec import load_fabric
+from rsn.faults import parse_fault
 from rsn.model import FabricModel
 from rsn.readout import model_register_reads, register_reads, split_register_reads, used_tiles
+from rsn.recovery import run_with_faults
 
 from .case_table import run_table
 from .errors import RunMismatch
@@ -19,18 +21,19 @@ from .frontends import FrontendError, Options, frontend_for, parse_definitions
 from .frontends.protocol import output_problems, read_problems
 from .report import RunRecord, run_figures
 
-__all__ = ["run_file", "run_program"]
+__all__ = ["run_file", "run_program", "run_with_recovery"]
 
 
 def run_file(path, *, fabric=None, sim: str = "model", seed: int = 1, profile: str = "random_stall_50",
              say=print, port: str | None = None, baud: int = 115_200, vectors=None,
              definitions=(), record: RunRecord | None = None, mode: str | None = None,
-             kernel: str | None = None, report=None) -> dict:
+             kernel: str | None = None, report=None, faults=()) -> dict:
     """Run the input file ``path`` on the fabric described by ``fabric`` (default: the front-end's)
     with ``-D`` ``definitions`` (``NAME=VALUE`` strings) and, for a file of language kernels, its
     ``mode`` and ``kernel``; raise :class:`RunMismatch` if a run's
     results differ from the expected ones or from each other. ``record`` collects the results;
-    ``report``: a directory for the pictures of the run (:mod:`rivulet.pictures`)."""
+    ``report``: a directory for the pictures of the run (:mod:`rivulet.pictures`); ``faults``:
+    run-time faults (:mod:`rsn.faults` spellings) injected into the golden model's run."""
     path = Path(path)
     record = record if record is not None else RunRecord(str(path), sim)
     frontend = frontend_for(path)
@@ -42,12 +45,21 @@ def run_file(path, *, fabric=None, sim: str = "model", seed: int = 1, profile: s
     if sim not in workload.sims:
         raise FrontendError(f"--sim {sim}: {path.name} runs with --sim " + ", --sim ".join(workload.sims))
     if sim == "model" and workload.model is not None:
+        if faults:
+            raise FrontendError(f"--fault injects faults into the fabric, and {path.name} runs on its own "
+                                f"golden model with --sim model; it has no fabric run to inject them into")
         if report is not None:
             raise FrontendError(f"--report draws a run on the fabric, and {path.name} runs on its own "
                                 f"golden model with --sim model: use --sim rtl or --sim both")
         return {"model": workload.model(say, record)}
     spec = load_fabric(fabric or workload.default_fabric)
+    faults = [parse_fault(text, spec) for text in faults]
     cases = workload.lower(spec)
+    if faults and workload.one_line_per_case:
+        raise FrontendError(f"--fault runs one program; {path.name} runs a table of cases")
+    if faults:
+        (case,) = cases
+        return run_with_recovery(case, spec, faults, seed=seed, say=say, record=record)
     if workload.one_line_per_case:
         return run_table(workload, cases, spec, sim=sim, seed=seed, profile=profile, say=say, record=record,
                          report=report)
@@ -186,3 +198,38 @@ def _run_on_board(compiled, port: str, baud: int, say):
     result = asyncio.run(run())
     say(f"   done after {result.cycles} fabric cycles ({time.monotonic() - started:.1f} s wall)")
     return result
+
+
+def run_with_recovery(case, spec, faults, *, seed: int = 1, say=print,
+                      record: RunRecord | None = None) -> dict:
+    """Run ``case`` on the golden model of a fabric with run-time ``faults``, recovering as
+    :mod:`rsn.recovery` does, and say each attempt; raise :class:`RunMismatch` if no attempt passed."""
+    entry = (record if record is not None else RunRecord()).case(case.name, case.origin)
+    say(f"{case.program.name}: {case.program.description}")
+    for fault in faults:
+        say(f"   fault: {fault.describe()} ({'permanent' if fault.permanent else 'transient'})")
+
+    def check(compiled, result):
+        return case.problems + case.check(compiled, result.outputs, result.firings, None)
+
+    recovery = run_with_faults(case.program, spec, faults, compile_for=lambda program, fabric:
+                               case.compile(program, fabric, seed), check=check)
+    for number, attempt in enumerate(recovery.attempts, 1):
+        where = ("the same placement" if not attempt.excluded else
+                 "a placement without " + ", ".join(_part(part) for part in attempt.excluded))
+        detail = attempt.detail.splitlines()[0] if attempt.detail else ""
+        say(f"   attempt {number} on {where}: {attempt.outcome}" + (f" ({detail})" if detail and
+                                                                    attempt.outcome != "hung" else ""))
+    if not recovery.passed:
+        entry.fail([f"not recovered after {len(recovery.attempts)} attempts"])
+        raise RunMismatch(f"golden model with faults: not recovered after {len(recovery.attempts)} attempts "
+                          f"(no fabric without one suspect part held and ran the program)")
+    say(f"== golden model with faults: passed ({recovery.how}; "
+        f"{'detected' if recovery.detected else 'not met or harmless'})")
+    entry.runs["model"] = run_figures(recovery.result, used_tiles(recovery.compiled))
+    _judge("golden model", case, recovery.compiled, recovery.result, None, say, entry)
+    return {"model": recovery.result, "recovery": recovery}
+
+
+def _part(part) -> str:
+    return f"link {list(part[0])} {part[1]}" if isinstance(part[1], str) else f"tile {list(part)}"

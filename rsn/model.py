@@ -32,6 +32,7 @@ from hw.golden import BankedMemoryModel
 
 from .channels import Channel
 from .fabric_spec import DIRECTIONS, FabricSpec
+from .faults import FaultyLink
 from .fu_kinds import fu_kind
 from .hang_report import STATUS_STALLED, TileSnapshot, diagnostic_addresses, hang_report
 from .image import decode_image
@@ -117,6 +118,12 @@ class _Tile:
         self.fu_out = [Channel(f"{tile} fu.o[{k}]", 1) for k in range(kind.n_out)]
         self.switch_in: list[Channel] = []
         self.switch_out: list[Channel] = []
+        self.steps = 0
+        self.stop_after = None      # an injected stop fault: the tile does no more than this many steps
+
+    @property
+    def stopped(self) -> bool:
+        return self.stop_after is not None and self.steps >= self.stop_after
 
     @property
     def finished(self) -> bool:
@@ -135,6 +142,13 @@ class _Tile:
         return self.fu.open and any(channel.tokens for channel in self.fu_in + self.fu_out)
 
     def step(self) -> bool:
+        if self.stopped:
+            return False
+        moved = self._step()
+        self.steps += moved
+        return moved
+
+    def _step(self) -> bool:
         moved = self.switch.step(self.switch_in, self.switch_out)
         if self.counted is None:
             return self.fu.step(self.fu_in, self.fu_out) or moved
@@ -155,8 +169,9 @@ class FabricModel:
     ``mem_data`` packets write and read at the pointer ``memory_pointer`` (``mem_address``).
     """
 
-    def __init__(self, spec: FabricSpec, *, max_steps: int = 10_000_000):
+    def __init__(self, spec: FabricSpec, *, max_steps: int = 10_000_000, faults=()):
         self.spec, self.max_steps = spec, max_steps
+        self.faults = tuple(faults)     # rsn.faults.Fault: broken parts, for fault-injection runs
         memory = spec.memory
         self.memory = None if memory is None else \
             BankedMemoryModel(memory.words, memory.banks, memory.lock_entries)
@@ -176,6 +191,13 @@ class FabricModel:
         spec = self.spec
         links = {(tile, side): Channel(f"{tile}->{side}", _LINK_CAPACITY)
                  for tile in spec.all_tiles() for side in DIRECTIONS if spec.neighbour(tile, side)}
+        self.faulty_links = []
+        for fault in self.faults:
+            if fault.side is not None:
+                links[fault.tile, fault.side] = FaultyLink(links[fault.tile, fault.side], fault)
+                self.faulty_links.append(links[fault.tile, fault.side])
+            else:
+                self.tiles[fault.tile].stop_after = fault.at
         host_at = {(port.tile, port.side): port for port in spec.host_ports}
         for tile, unit in self.tiles.items():
             for side in DIRECTIONS:
