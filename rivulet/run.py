@@ -13,7 +13,7 @@ from rsn.fabric_spec import load_fabric
 from rsn.faults import parse_fault
 from rsn.model import FabricModel
 from rsn.readout import model_register_reads, register_reads, split_register_reads, used_tiles
-from rsn.recovery import run_with_faults
+from rsn.recovery import part_name, run_with_faults
 
 from .case_table import run_table
 from .errors import RunMismatch
@@ -213,10 +213,10 @@ def run_with_recovery(case, spec, faults, *, seed: int = 1, say=print,
         return case.problems + case.check(compiled, result.outputs, result.firings, None)
 
     recovery = run_with_faults(case.program, spec, faults, compile_for=lambda program, fabric:
-                               case.compile(program, fabric, seed), check=check)
+                               case.compile(program, fabric, seed), check=check, errors=case.model_errors)
     for number, attempt in enumerate(recovery.attempts, 1):
         where = ("the same placement" if not attempt.excluded else
-                 "a placement without " + ", ".join(_part(part) for part in attempt.excluded))
+                 "a placement without " + ", ".join(part_name(part) for part in attempt.excluded))
         detail = attempt.detail.splitlines()[0] if attempt.detail else ""
         say(f"   attempt {number} on {where}: {attempt.outcome}" + (f" ({detail})" if detail and
                                                                     attempt.outcome != "hung" else ""))
@@ -230,6 +230,3 @@ def run_with_recovery(case, spec, faults, *, seed: int = 1, say=print,
     _judge("golden model", case, recovery.compiled, recovery.result, None, say, entry)
     return {"model": recovery.result, "recovery": recovery}
 
-
-def _part(part) -> str:
-    return f"link {list(part[0])} {part[1]}" if isinstance(part[1], str) else f"tile {list(part)}"

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from .fabric_spec import DIRECTIONS
 from .model import DeadlockError, FabricModel
 
-__all__ = ["Attempt", "Recovery", "run_with_faults", "suspects"]
+__all__ = ["Attempt", "Recovery", "run_with_faults", "suspects", "part_name"]
 
 _EMPTY_BLOCKER = re.compile(r"^tile \[(\d+), (\d+)\] .*?output \d+ blocked by tile \[(\d+), (\d+)\] "
                             r"slot \d+ \(empty\)")
@@ -33,7 +33,7 @@ _WAITING = re.compile(r"^tile \[(\d+), (\d+)\] \w+: waiting")
 @dataclass
 class Attempt:
     excluded: tuple             # what this attempt's fabric leaves out: (tile,) or (tile, side) entries
-    outcome: str                # "passed", "hung", "wrong outputs", "does not fit"
+    outcome: str                # "passed", "hung", "wrong outputs", "unit error", "does not fit"
     detail: str = ""
     seconds: float = 0.0
 
@@ -62,14 +62,17 @@ class Recovery:
         if len(self.attempts) == 1:
             return "first run"
         last = self.attempts[-1]
-        return "re-run" if not last.excluded else "re-placed without " + ", ".join(map(_named, last.excluded))
+        if not last.excluded:
+            return "re-run"
+        return "re-placed without " + ", ".join(map(part_name, last.excluded))
 
 
 def _is_link(part) -> bool:
     return len(part) == 2 and isinstance(part[1], str)
 
 
-def _named(part) -> str:
+def part_name(part) -> str:
+    """``link [r, c] SIDE`` or ``tile [r, c]``."""
     return f"link {list(part[0])} {part[1]}" if _is_link(part) else f"tile {list(part)}"
 
 
@@ -119,30 +122,41 @@ def _expected_outputs(compiled, result) -> list[str]:
             if result.outputs.get(port) != tokens]
 
 
-def _attempt(compiled, spec, faults, check, excluded) -> tuple[Attempt, object, object]:
+def _attempt(compiled, spec, faults, check, excluded, errors) -> tuple[Attempt, object, object]:
     started = time.monotonic()
+    model = FabricModel(spec, faults=faults)
     try:
-        result = FabricModel(spec, faults=faults).run(compiled.image, compiled.program.host_inputs)
+        result = model.run(compiled.image, compiled.program.host_inputs)
     except DeadlockError as error:
         return Attempt(excluded, "hung", str(error), time.monotonic() - started), None, error.report
+    except Exception as error:
+        # A unit's model refuses a word a corrupted or lost token made (an axon id out of range,
+        # an access outside a bank): the run failed, as it would on a unit that raises a fault.
+        # Without a fault that acted, the same exception is a bug, and goes on up.
+        if not isinstance(error, errors) and not any(link.hit for link in model.faulty_links):
+            raise
+        return Attempt(excluded, "unit error", f"{type(error).__name__}: {error}",
+                       time.monotonic() - started), None, None
     problems = check(compiled, result)
     outcome = "wrong outputs" if problems else "passed"
     return Attempt(excluded, outcome, "; ".join(problems), time.monotonic() - started), result, None
 
 
-def run_with_faults(program, spec, faults, *, compile_for, check=_expected_outputs,
+def run_with_faults(program, spec, faults, *, compile_for, check=_expected_outputs, errors=(),
                     max_attempts: int = 16) -> Recovery:
     """Run ``program`` on ``spec`` with ``faults`` (:class:`rsn.faults.Fault`) on the golden model,
     recovering as the module says. ``compile_for(program, spec)`` compiles it for a fabric;
     ``check(compiled, result)`` lists what is wrong with a completed run (default: outputs
-    against the program's ``expected``)."""
+    against the program's ``expected``); ``errors``: exceptions of a unit's model that end a run
+    as failed (a corrupted address a unit refuses), as the front-end's ``model_errors`` say."""
     recovery = Recovery()
     compiled = compile_for(program, spec)
-    attempt, result, report = _attempt(compiled, spec, faults, check, ())
+    errors = tuple(errors)
+    attempt, result, report = _attempt(compiled, spec, faults, check, (), errors)
     recovery.attempts.append(attempt)
     if attempt.outcome != "passed":
         faults = [fault for fault in faults if fault.permanent]     # a transient fault has happened
-        attempt, result, report_again = _attempt(compiled, spec, faults, check, ())
+        attempt, result, report_again = _attempt(compiled, spec, faults, check, (), errors)
         recovery.attempts.append(attempt)
         report = report_again or report
     if attempt.outcome != "passed":
@@ -158,7 +172,7 @@ def run_with_faults(program, spec, faults, *, compile_for, check=_expected_outpu
                 recovery.attempts.append(Attempt((part,), "does not fit", str(error).splitlines()[0],
                                                  time.monotonic() - started))
                 continue
-            attempt, result, _ = _attempt(compiled, narrower, faults, check, (part,))
+            attempt, result, _ = _attempt(compiled, narrower, faults, check, (part,), errors)
             attempt.seconds += time.monotonic() - started - attempt.seconds
             recovery.attempts.append(attempt)
             if attempt.outcome == "passed":

@@ -1,0 +1,197 @@
+"""A soak of run-time faults on the golden model: mixed programs (RSN, Ripple, SNN), one random
+fault each, counted from injection to recovery (docs/faults.md).
+
+``python -m bench.faults [--runs N] [--seed S]`` takes each program of :data:`PROGRAMS` in turn
+through its front-end (the same cases ``rivulet run`` makes, with their own independent checks),
+injects one fault drawn uniformly from the four kinds at a link or tile the program's placement
+uses (``at`` from 0/1 to 6), and runs :func:`rsn.recovery.run_with_faults`. The fault-free run
+of the same placement is the truth each outcome is judged against:
+
+* **not met**: the run passed first time with the fault-free outputs (the fault was past the
+  last token, or its token did not change the result);
+* **detected**: the first run hung (watchdog), a unit refused a token, or the program's check
+  refused the outputs; then **recovered** by a re-run or by a placement without a suspect, or
+  **not recovered** (the parts excluded are listed);
+* **wrong answer reported as a pass**: a run the check passed whose outputs differ from the
+  fault-free run's. The target is none.
+
+Writes ``bench/results/faults.json`` and ``.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import time
+from collections import Counter, defaultdict
+
+from rivulet.frontends import Options, frontend_for
+from rivulet.sweep.spec import fabric_description
+from rsn.fabric_spec import DIRECTIONS, load_fabric, parse_fabric
+from rsn.faults import KINDS, Fault
+from rsn.model import FabricModel
+from rsn.recovery import part_name, run_with_faults
+
+from .common import REPO, RESULTS, git_stamp, now, write_results
+
+__all__ = ["PROGRAMS", "measure", "markdown", "main"]
+
+# (label, program file, fabric): each fabric leaves the program room to be placed round a part
+# (the MLP fills 7 of the default 3x3's 9 tiles, the SNN example 3 of snn.toml's 4, so they get
+# the same tiles on a 4x4 and a 3x3; ripple.toml has 30 pe tiles for BFS's 16 operators).
+ROOMY = {
+    "a 4x4 of the default tile mix": {"rows": 4, "cols": 4, "tiles": "mem mac alu"},
+    "a 3x3 of snn.toml's xbar tiles": {"rows": 3, "cols": 3, "tiles": "xbar", "data_width": 16,
+                                        "xbar": {"axons": 16, "neurons": 16, "banks": 4, "preset": "tinyodin",
+                                                 "threshold": 6, "leak": 1}},
+}
+PROGRAMS = (
+    ("RSN MLP", "examples/mlp.py", "a 4x4 of the default tile mix"),
+    ("SNN", "examples/snn_small.py", "a 3x3 of snn.toml's xbar tiles"),
+    ("Ripple BFS", "examples/ripple_bfs.py", "examples/fabrics/ripple.toml"),
+)
+
+
+def _fabric(fabric: str):
+    if fabric in ROOMY:
+        return parse_fabric(fabric_description(ROOMY[fabric]), fabric)
+    return load_fabric(REPO / fabric)
+
+
+def _case(path: str, fabric: str):
+    workload = frontend_for(REPO / path).load(REPO / path, Options())
+    spec = _fabric(fabric)
+    (case,) = workload.lower(spec)
+    return case, spec
+
+
+def _random_fault(rng: random.Random, compiled) -> Fault:
+    routing = compiled.routing
+    kind = rng.choice(KINDS)
+    if kind == "stop":
+        tiles = sorted(set(routing.switch_uops) | set(routing.fu_uops))
+        return Fault(kind, rng.choice(tiles), None, rng.randint(0, 6))
+    links = sorted({(tile, DIRECTIONS[side]) for route in routing.routes for tile, side in route.links})
+    return Fault(kind, *rng.choice(links), rng.randint(0 if kind == "stuck" else 1, 6),
+                 rng.randrange(compiled.spec.data_width))
+
+
+_DETECTED_BY = {"hung": "watchdog", "wrong outputs": "check", "unit error": "unit"}
+
+
+def _one_run(case, spec, fault: Fault, seed: int) -> dict:
+    compiled = case.compile(case.program, spec, seed)
+    truth = FabricModel(spec).run(compiled.image, compiled.program.host_inputs).outputs
+
+    def check(each, result):
+        return case.problems + case.check(each, result.outputs, result.firings, None)
+
+    started = time.perf_counter()
+    recovery = run_with_faults(case.program, spec, [fault], check=check, errors=case.model_errors,
+                               compile_for=lambda program, fabric: case.compile(program, fabric, seed))
+    seconds = time.perf_counter() - started
+    first = recovery.attempts[0]
+    wrong_pass = recovery.passed and recovery.result.outputs != truth
+    if not recovery.detected:
+        outcome = "wrong answer reported as a pass" if wrong_pass else "not met"
+    else:
+        outcome = ("recovered: " + ("re-run" if recovery.how == "re-run" else "re-placed")
+                   if recovery.passed else "not recovered")
+        if wrong_pass:
+            outcome = "wrong answer reported as a pass"
+    return {"fault": str(fault), "kind": fault.kind, "permanent": fault.permanent,
+            "detected_by": _DETECTED_BY.get(first.outcome),
+            "outcome": outcome, "how": recovery.how, "attempts": len(recovery.attempts),
+            "excluded": [part_name(attempt.excluded[0]) for attempt in recovery.attempts if attempt.excluded],
+            "host_port_tile": fault.tile in {port.tile for port in spec.host_ports},
+            "seconds": round(seconds, 3)}
+
+
+def measure(runs: int, seed: int) -> dict:
+    rng = random.Random(seed)
+    started = time.perf_counter()
+    cases = {label: _case(path, fabric) for label, path, fabric in PROGRAMS}
+    entries = []
+    for number in range(runs):
+        label = PROGRAMS[number % len(PROGRAMS)][0]
+        case, spec = cases[label]
+        compiled = case.compile(case.program, spec, 1)
+        fault = _random_fault(rng, compiled)
+        entry = {"program": label, **_one_run(case, spec, fault, 1)}
+        print(f"{label}: {entry['fault']}: {entry['outcome']} ({entry['how']}, {entry['attempts']} attempts, "
+              f"{entry['seconds']:.2f} s)", flush=True)
+        entries.append(entry)
+    meta = {"date": now(), **git_stamp(), "seed": seed, "runs": runs,
+            "wall_time_s": round(time.perf_counter() - started, 1),
+            "programs": [{"label": label, "program": path, "fabric": fabric}
+                         for label, path, fabric in PROGRAMS]}
+    return {"meta": meta, "runs": entries}
+
+
+OUTCOMES = ("not met", "recovered: re-run", "recovered: re-placed", "not recovered",
+            "wrong answer reported as a pass")
+
+
+def markdown(results: dict) -> str:
+    meta, runs = results["meta"], results["runs"]
+    lines = ["# Run-time faults: a soak on the golden model", "",
+             f"{meta['date']}, git {meta['git_revision'][:7]}; `python -m bench.faults --runs {meta['runs']} "
+             f"--seed {meta['seed']}` ({meta['wall_time_s']:,.0f} s). One random fault per run at a link or "
+             "tile the program uses; programs through their front-ends with their own checks: " +
+             "; ".join(f"{each['label']} (`{each['program']}` on " +
+                       (each['fabric'] if each['fabric'] in ROOMY else f"`{each['fabric']}`") + ")"
+                       for each in meta["programs"]) +
+             ". The fault-free run of the same placement is the truth; docs/faults.md says what each "
+             "outcome means.", "",
+             "| program | fault kind | runs | " + " | ".join(OUTCOMES) + " | mean attempts | mean s |",
+             "|---|---|---:|" + "---:|" * len(OUTCOMES) + "---:|---:|"]
+    groups = defaultdict(list)
+    for run in runs:
+        groups[run["program"], run["kind"]].append(run)
+    for (program, kind), group in sorted(groups.items()):
+        counts = Counter(run["outcome"] for run in group)
+        lines.append(f"| {program} | {kind} | {len(group)} | " +
+                     " | ".join(str(counts[outcome]) for outcome in OUTCOMES) +
+                     f" | {statistics.fmean(run['attempts'] for run in group):.1f} | "
+                     f"{statistics.fmean(run['seconds'] for run in group):.2f} |")
+    total = Counter(run["outcome"] for run in runs)
+    detected = [run for run in runs if run["detected_by"]]
+    by = Counter(run["detected_by"] for run in detected)
+    lines += ["", f"**All {len(runs)} runs**: " + ", ".join(f"{o} {total[o]}" for o in OUTCOMES) +
+              f". Detected {len(detected)}: by the watchdog {by['watchdog']}, by the program's check "
+              f"{by['check']}, by a unit {by['unit']}."]
+    stuck = [run for run in runs if run["outcome"] == "not recovered"]
+    if stuck:
+        lines += ["", "Not recovered (a host port's tile cannot be left out: the port is there):", ""]
+        for run in stuck:
+            port = " (a host port's tile)" if run["host_port_tile"] else ""
+            lines.append(f"- {run['program']} `{run['fault']}`{port}: left out in turn "
+                         f"{', '.join(run['excluded']) or 'nothing that fitted'}")
+    lines += ["", NOTES, ""]
+    return "\n".join(lines)
+
+
+NOTES = """\
+What the figures do not cover: the faults are injected into the golden model, which has no
+cycles, so the time to detect is a watchdog's limit on the RTL (not measured here) and the time
+to recover is the host's wall time above (compiles and runs of the model); faults are not
+injected into the RTL yet. A corrupted token is found only by a program's check (the links carry
+no parity bit), so a program without a reference would take a corrupted answer as a pass; every
+program here has one."""
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=60,
+                        help="faulty runs (default 60, spread over the programs)")
+    parser.add_argument("--seed", type=int, default=1, help="seed of the faults (default 1)")
+    arguments = parser.parse_args(argv)
+    results = measure(arguments.runs, arguments.seed)
+    figures, table = write_results(RESULTS, "faults", results, markdown(results))
+    print(f"wrote {figures} and {table}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
