@@ -319,8 +319,8 @@ def _run(arguments) -> int:
     if arguments.report is not None:
         require_extra("matplotlib", "plot", "rivulet run --report")
     if arguments.faults and arguments.sim != "model":
-        raise ParameterError("--fault runs on the golden model: use --sim model (faults are not injected "
-                             "into the RTL yet)")
+        raise ParameterError("--fault runs on the golden model: use --sim model (the RTL takes link faults "
+                             "through python -m bench.faults --rtl; docs/faults.md)")
     if arguments.waves and arguments.tier == "native":
         raise ParameterError("--waves needs the cocotb tier: leave out --tier native (the native tier "
                              "writes no waves)")

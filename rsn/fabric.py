@@ -1,6 +1,6 @@
 """The fabric top: a grid of tiles, their links, host ports, the control plane, done and watchdog."""
 
-from amaranth.hdl import Module, Mux, Signal, unsigned
+from amaranth.hdl import Cat, Module, Mux, Signal, unsigned
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -10,6 +10,7 @@ from .control import Dispenser, PacketTracker, WordKind
 from .fabric_spec import DIRECTIONS, FabricSpec
 from .fu import MEMORY_META_BITS
 from .isa import Header, Opcode
+from .link_fault import AT_BITS, LinkFault, fault_links
 from .tile import Tile
 
 __all__ = ["Fabric", "OPPOSITE", "DONE_LATENCY"]
@@ -44,11 +45,16 @@ class Fabric(wiring.Component):
     per-bank counters as global registers and zeroes them at START.
     """
 
-    def __init__(self, spec: FabricSpec, *, max_window: int = 8, watchdog_limit: int = 1024):
+    def __init__(self, spec: FabricSpec, *, max_window: int = 8, watchdog_limit: int = 1024,
+                 faultable: bool = False):
         self.spec, self.max_window, self.watchdog_limit = spec, max_window, watchdog_limit
+        self.faultable = faultable
         data = stream.Signature(unsigned(spec.data_width))
         word = stream.Signature(unsigned(32))
         members = {"ctrl": In(word), "readback": Out(word), "done": Out(1), "stalled": Out(1)}
+        if faultable:       # a fault-injection build (rsn.link_fault): one link fault at a time
+            members |= {"fault_link": In(16), "fault_kind": In(2), "fault_at": In(AT_BITS),
+                        "fault_bit": In(range(max(2, spec.data_width))), "fault_acted": Out(1)}
         for port in spec.host_ports:
             members[port.name] = In(data) if port.direction == "in" else Out(data)
         super().__init__(members)
@@ -76,6 +82,8 @@ class Fabric(wiring.Component):
         m.d.comb += order[0].readback_in.valid.eq(0)
 
         self._elaborate_links(m, tiles)
+        if self.faultable:
+            m.d.comb += self.fault_acted.eq(Cat(self._fault_acted).any())
         self._elaborate_memory(m, tiles, dispenser)
         self._elaborate_done_and_watchdog(m, order, dispenser)
         return m
@@ -102,12 +110,16 @@ class Fabric(wiring.Component):
 
     def _elaborate_links(self, m, tiles):
         spec = self.spec
+        self._fault_numbers = {link: number for number, link in enumerate(fault_links(spec), 1)}
+        self._fault_acted = []
         host_at = {(port.tile, port.side): port for port in spec.host_ports}
         for tile, unit in tiles.items():
             for index, side in enumerate(DIRECTIONS):
                 neighbour = spec.neighbour(tile, side)
                 if neighbour is not None:
                     other = tiles[neighbour].links_in[DIRECTIONS.index(OPPOSITE[side])]
+                    if self.faultable:
+                        other = self._fault_gate(m, tile, side, other)
                     wiring.connect(m, unit.links_out[index], other)
                     continue
                 port = host_at.get((tile, side))
@@ -119,6 +131,16 @@ class Fabric(wiring.Component):
                     wiring.connect(m, unit.links_out[index], wiring.flipped(getattr(self, port.name)))
                 else:
                     m.d.comb += unit.links_out[index].ready.eq(0)
+
+    def _fault_gate(self, m, tile, side, receiver):
+        """A :class:`LinkFault` in front of ``receiver``; returns the gate's input for the sender."""
+        number = self._fault_numbers[tile, side]
+        m.submodules[f"fault_{tile[0]}_{tile[1]}_{side}"] = gate = LinkFault(self.spec.data_width)
+        wiring.connect(m, gate.o, receiver)
+        m.d.comb += [gate.select.eq(self.fault_link == number), gate.kind.eq(self.fault_kind),
+                     gate.at.eq(self.fault_at), gate.bit.eq(self.fault_bit)]
+        self._fault_acted.append(gate.acted)
+        return gate.i
 
     def _elaborate_words_in_flight(self, m, order):
         """Whether a control word other than a READ's is between ``ctrl`` and the chain's end, as

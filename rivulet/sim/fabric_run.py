@@ -22,6 +22,7 @@ from dataclasses import astuple
 
 from rsn.fabric import Fabric
 from rsn.hang_report import diagnostic_reads, hang_report, snapshots_from_readback
+from rsn.link_fault import FAULT_KINDS, fault_links
 from rsn.readout import RtlResult, counter_reads, parse_readback, short_host_inputs, used_tiles
 
 from .native.session import native_design, run_native, simulation_tier
@@ -97,6 +98,7 @@ def _result(record: dict, layout) -> RtlResult:
     result.sim_cycles, result.sim_seconds = record.get("clocked"), record.get("run_seconds")
     result.trace = record.get("trace")
     result.sim_tier = record.get("tier")
+    result.fault_cycle = record.get("fault_cycle")      # a fault-injection run: when the fault acted
     return result
 
 
@@ -129,13 +131,16 @@ def run_many_on_rtl(compiled_programs, *, profiles, seeds, case: str, max_cycles
 
 def run_each_on_rtl(compiled_programs, *, profiles, seeds, case: str, max_cycles: int | None = None,
                     extra_reads=None, tier: str | None = None,
-                    host_words: tuple[int, int] | None = None) -> list[RtlResult | str]:
+                    host_words: tuple[int, int] | None = None, faults=None) -> list[RtlResult | str]:
     """As :func:`run_many_on_rtl`, but a run that fails does not fail the others: its entry is the
     reason, a string (a differential fuzzer wants every run's verdict from one simulation).
-    ``host_words``: the least (input, output) words the native top's host memories hold."""
+    ``host_words``: the least (input, output) words the native top's host memories hold.
+    ``faults``: per program, a link :class:`rsn.faults.Fault` or None, run on a fault-injection
+    build of the fabric (native tier; docs/faults.md)."""
     compiled_programs = list(compiled_programs)
     records, layouts, failure, directory = _simulate(compiled_programs, profiles, seeds, case, max_cycles,
-                                                     False, extra_reads, tier, host_words=host_words)
+                                                     False, extra_reads, tier, host_words=host_words,
+                                                     faults=faults)
     by_index = {record["index"]: record for record in records}
     results = []
     for index, layout in enumerate(layouts):
@@ -155,7 +160,7 @@ def run_each_on_rtl(compiled_programs, *, profiles, seeds, case: str, max_cycles
 
 
 def _simulate(compiled_programs, profiles, seeds, case, max_cycles, expect_stall, extra_reads,
-              tier=None, trace=False, host_words=None):
+              tier=None, trace=False, host_words=None, faults=None):
     """One simulation of every run: (records, layouts, the simulation's failure or None, its directory).
 
     ``tier`` is "native" or "cocotb" (None: :func:`simulation_tier`); ``trace`` keeps each run's
@@ -170,6 +175,11 @@ def _simulate(compiled_programs, profiles, seeds, case, max_cycles, expect_stall
         runs.append(config)
         layouts.append(layout)
     tier = simulation_tier(tier)
+    for run, fault in zip(runs, faults or [None] * len(runs), strict=True):
+        if fault is not None:
+            run["fault"] = _fault_config(spec, fault)
+            if tier != "native":
+                raise ValueError("faults are injected into the native tier's builds only")
     # The directory is kept when any run fails: the messages point at the log inside.
     directory = new_run_directory(case)
     failure = None
@@ -201,6 +211,15 @@ def _simulate(compiled_programs, profiles, seeds, case, max_cycles, expect_stall
     if failure is None and not keep_runs():
         shutil.rmtree(directory, ignore_errors=True)
     return records, layouts, failure, directory
+
+
+def _fault_config(spec, fault) -> dict:
+    """A link fault as the fault-injection build's ``cfg_fault_*`` values."""
+    if fault.side is None:
+        raise ValueError(f"{fault}: the RTL takes link faults (stuck, drop, corrupt); a stopped tile is "
+                         f"the golden model's only")
+    return {"link": fault_links(spec).index((fault.tile, fault.side)) + 1, "kind": FAULT_KINDS[fault.kind],
+            "at": fault.at, "bit": fault.bit}
 
 
 def _records(result_path) -> list[dict]:

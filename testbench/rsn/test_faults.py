@@ -8,7 +8,9 @@ import re
 import pytest
 
 from rivulet.cli import main
+from rivulet.sim.fabric_run import run_each_on_rtl
 from rivulet.sim.seeds import seeds_for
+from rivulet.sim.streams import PROFILES
 from rivulet.sim.toolchain import REPOSITORY
 from rivulet.sweep.spec import fabric_description
 from rsn.fabric_spec import DIRECTIONS, default_fabric, parse_fabric
@@ -183,3 +185,51 @@ def test_rivulet_run_injects_a_fault_and_recovers(capsys):
     assert "a stop names a tile only" in capsys.readouterr().err
     assert main(["run", str(MLP), "--sim", "rtl", "--fault", "stop:1,1"]) == 2
     assert "--fault runs on the golden model" in capsys.readouterr().err
+
+
+SMALL = parse_fabric(fabric_description({"rows": 2, "cols": 3, "tiles": "mem mac alu alu mac mem"}),
+                     "2x3 fault test fabric")
+
+
+@pytest.mark.verilator
+def test_the_rtl_meets_a_link_fault_as_the_golden_model_does():
+    """Link faults on a fault-injection build of a 2x3 fabric (rsn.link_fault), each on a link a
+    random program uses, under a random stall profile: where the golden model with the same fault
+    hangs, the RTL's watchdog fires, after the cycle the fault acted; where it completes, the
+    RTL's outputs are the model's (a corrupted token's effect included)."""
+    (base,) = seeds_for("faults:rtl", count=1)
+    rng = random.Random(base)
+    programs, faults = [], []
+    while len(programs) < 9:
+        program = random_program(rng.getrandbits(32))
+        try:
+            compiled = _compile(program, SMALL)
+        except ValueError:
+            continue
+        kind = ("stuck", "drop", "corrupt")[len(programs) % 3]
+        faults.append(Fault(kind, *rng.choice(_used_links(compiled)), rng.randint(1, 3), rng.randrange(32)))
+        programs.append(compiled)
+    profiles = [rng.choice(list(PROFILES)) for _ in programs]
+    runs = zip(programs, faults, profiles, strict=True)
+    print(f"base seed {base}: " + ", ".join(f"{each.program.name} {fault} {profile}"
+                                            for each, fault, profile in runs))
+    results = run_each_on_rtl(programs, profiles=profiles, seeds=list(range(len(programs))),
+                              case="faults-rtl", faults=faults)
+    hung = 0
+    for compiled, fault, rtl in zip(programs, faults, results, strict=True):
+        model = FabricModel(SMALL, faults=[fault])
+        try:
+            expected = model.run(compiled.image, compiled.program.host_inputs).outputs
+        except DeadlockError:
+            expected = None
+        label = f"{compiled.program.name} {fault}"
+        if expected is None:
+            assert isinstance(rtl, str) and "watchdog fired" in rtl, (label, rtl)
+            hung += 1
+        else:
+            assert not isinstance(rtl, str), (label, rtl)
+            ports = set(rtl.outputs) | {port for port, tokens in expected.items() if tokens}
+            assert {port: rtl.outputs.get(port, []) for port in ports} == \
+                {port: expected.get(port, []) for port in ports}, label
+            assert (rtl.fault_cycle is not None) == model.faulty_links[0].hit, label
+    assert hung > 0

@@ -65,6 +65,12 @@ def layout_run(top, run: dict) -> _Layout:
     }
     for stream in top.streams:
         config[f"cfg_seed{stream.index}"] = stream_seed(run["seed"], stream.index)
+    fault = run.get("fault")
+    if fault is not None and not top.faultable:
+        raise ValueError(f"run {run['name']} has a fault but this native top is not a fault-injection build")
+    if top.faultable:
+        fault = fault or {"link": 0, "kind": 0, "at": 0, "bit": 0}
+        config.update({f"cfg_fault_{name}": fault[name] for name in ("link", "kind", "at", "bit")})
     unknown = set(run["host_inputs"]) - {stream.name for stream in top.sources}
     if unknown:
         raise ValueError(f"run {run['name']}: the fabric has no host input {sorted(unknown)}")
@@ -179,12 +185,16 @@ def _record(top, run, index, status, captured, clocked, microseconds) -> dict:
         "diagnostics": None, "error": None, "end": reason, "clocked": clocked,
         "run_seconds": microseconds / 1e6,
     }
+    if top.faultable:
+        record["fault_cycle"] = _cycle(status["st_fault_cycle"])
     if reason == "diagnosed":
         record["diagnostics"] = readback[status["st_diag_from"]:]
     elif reason == "watchdog":
         record["diagnostics"] = []
     if reason != "complete":
         record["error"] = _error(top, run, reason, status, record, sent, captured)
+        if record.get("fault_cycle") is not None:
+            record["error"] += f"; the injected fault first acted at cycle {record['fault_cycle']}"
     return record
 
 

@@ -5,6 +5,7 @@ import hashlib
 import os
 
 from rivulet.sim.waves import waves_requested
+from rsn.fabric import Fabric
 
 from .build import build_native
 from .runs import memory_needs, run_native
@@ -43,8 +44,11 @@ def native_design(spec, runs: list[dict], host_words: tuple[int, int] | None = N
     needs = [memory_needs(run) for run in runs] + ([host_words] if host_words else [])
     in_depth = _depth(max(need[0] for need in needs), IN_DEPTH)
     out_depth = _depth(max(need[1] for need in needs), OUT_DEPTH)
-    top = SimTop(spec, in_depth=in_depth, out_depth=out_depth)
+    faultable = any(run.get("fault") for run in runs)      # a fault-injection build (rsn.link_fault)
+    fabric = Fabric(spec, faultable=True) if faultable else None
+    top = SimTop(spec, in_depth=in_depth, out_depth=out_depth, fabric=fabric)
     suffix = "" if (in_depth, out_depth) == (IN_DEPTH, OUT_DEPTH) else f"-in{in_depth}-out{out_depth}"
+    suffix += "-faultable" if faultable else ""
     threads = int(os.environ.get("RIVULET_SIM_THREADS") or THREADS)
     return build_native(native_key(spec) + suffix, top, threads=threads,
                         what=f"the native fabric {spec.rows}x{spec.cols}")

@@ -114,6 +114,8 @@ class SimTop(wiring.Component):
         for stream in self.sinks:
             names += [f"cfg_snk{stream.number}_base", f"cfg_snk{stream.number}_cap",
                       f"cfg_snk{stream.number}_expect"]
+        if self.faultable:
+            names += ["cfg_fault_link", "cfg_fault_kind", "cfg_fault_at", "cfg_fault_bit"]
         return names
 
     def _status_names(self) -> list[str]:
@@ -122,7 +124,14 @@ class SimTop(wiring.Component):
                  "st_err_since", "st_err_offered", "st_err_payload"]
         names += [f"st_src{stream.number}_sent" for stream in self.sources]
         names += [f"st_snk{stream.number}_count" for stream in self.sinks]
+        if self.faultable:
+            names.append("st_fault_cycle")
         return names
+
+    @property
+    def faultable(self) -> bool:
+        """The fabric takes a link fault (rsn.link_fault): the run's ``fault`` sets it."""
+        return getattr(self.fabric, "faultable", False)
 
     def elaborate(self, platform):
         m = Module()
@@ -293,6 +302,14 @@ class SimTop(wiring.Component):
                 m.d.sync += [stall_seen.eq(1), stalled_cycle.eq(cycle)]
             with m.If(start_diagnosis & can_diagnose):
                 m.d.sync += [diagnosing.eq(1), diag_from.eq(readback_next), diag_until.eq(until_now)]
+
+        if self.faultable:     # the fault the run asks for, and the first cycle it acted
+            fault_cycle = Signal(32, init=NO_CYCLE)
+            m.d.comb += [getattr(fabric, f"fault_{name}").eq(cfg[f"cfg_fault_{name}"])
+                         for name in ("link", "kind", "at", "bit")]
+            m.d.comb += self.st_fault_cycle.eq(fault_cycle)
+            with m.If(running & fabric.fault_acted & (fault_cycle == NO_CYCLE)):
+                m.d.sync += fault_cycle.eq(cycle)
 
         # Status and trace.
         m.d.comb += [
