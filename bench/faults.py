@@ -15,6 +15,13 @@ of the same placement is the truth each outcome is judged against:
 * **wrong answer reported as a pass**: a run the check passed whose outputs differ from the
   fault-free run's. The target is none.
 
+``--rtl N`` also injects N link faults into a fault-injection build of the MLP's fabric on the
+RTL (native tier, rsn.link_fault), each beside the same fault in the golden model: the RTL must
+end as the model does (a hang where the model hangs, the model's outputs where it completes),
+and the time to detect is the cycles from the fault's first act to the watchdog (its limit is
+1,024 idle cycles). The placement the golden model's recovery found is then run on the RTL with
+the fault still there, and must pass.
+
 Writes ``bench/results/faults.json`` and ``.md``.
 """
 
@@ -22,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import random
+import re
 import statistics
 import time
 from collections import Counter, defaultdict
@@ -30,7 +38,7 @@ from rivulet.frontends import Options, frontend_for
 from rivulet.sweep.spec import fabric_description
 from rsn.fabric_spec import DIRECTIONS, load_fabric, parse_fabric
 from rsn.faults import KINDS, Fault
-from rsn.model import FabricModel
+from rsn.model import DeadlockError, FabricModel
 from rsn.recovery import part_name, run_with_faults
 
 from .common import REPO, RESULTS, git_stamp, now, write_results
@@ -66,14 +74,19 @@ def _case(path: str, fabric: str):
     return case, spec
 
 
+def _links(compiled) -> list[tuple]:
+    """The links (tile, side) the compiled program's streams use."""
+    return sorted({(tile, DIRECTIONS[side]) for route in compiled.routing.routes
+                   for tile, side in route.links})
+
+
 def _random_fault(rng: random.Random, compiled) -> Fault:
     routing = compiled.routing
     kind = rng.choice(KINDS)
     if kind == "stop":
         tiles = sorted(set(routing.switch_uops) | set(routing.fu_uops))
         return Fault(kind, rng.choice(tiles), None, rng.randint(0, 6))
-    links = sorted({(tile, DIRECTIONS[side]) for route in routing.routes for tile, side in route.links})
-    return Fault(kind, *rng.choice(links), rng.randint(0 if kind == "stuck" else 1, 6),
+    return Fault(kind, *rng.choice(_links(compiled)), rng.randint(0 if kind == "stuck" else 1, 6),
                  rng.randrange(compiled.spec.data_width))
 
 
@@ -108,7 +121,58 @@ def _one_run(case, spec, fault: Fault, seed: int) -> dict:
             "seconds": round(seconds, 3)}
 
 
-def measure(runs: int, seed: int) -> dict:
+def _rtl_faults(count: int, rng: random.Random) -> list[dict]:
+    """``count`` link faults on the MLP on the RTL, each judged against the golden model."""
+    from rivulet.sim.fabric_run import run_each_on_rtl
+
+    case, spec = _case(*next((path, fabric) for label, path, fabric in PROGRAMS if label == "RSN MLP"))
+    compiled = case.compile(case.program, spec, 1)
+    links = _links(compiled)
+    faults = [Fault(("stuck", "drop", "corrupt")[number % 3], *rng.choice(links), rng.randint(1, 6),
+                    rng.randrange(spec.data_width)) for number in range(count)]
+    recoveries = [run_with_faults(case.program, spec, [fault], errors=case.model_errors,
+                                  compile_for=lambda program, fabric: case.compile(program, fabric, 1),
+                                  check=lambda each, result: case.problems + case.check(
+                                      each, result.outputs, result.firings, None))
+                  for fault in faults]
+    recovered = [(recovery.compiled, fault) for recovery, fault in zip(recoveries, faults, strict=True)
+                 if recovery.passed and recovery.how != "first run"]
+    programs = [compiled] * count + [each for each, _ in recovered] + [compiled]
+    lasting = [fault if fault.permanent else None for _, fault in recovered]
+    results = run_each_on_rtl(programs, profiles=["no_stall"] * len(programs), seeds=[1] * len(programs),
+                              case="bench-faults-rtl", faults=faults + lasting + [None])
+    fault_free = results[-1].cycles
+    entries, after = [], iter(results[count:-1])
+    for fault, recovery, rtl in zip(faults, recoveries, results[:count], strict=True):
+        model = FabricModel(spec, faults=[fault])
+        try:
+            model_outputs = model.run(compiled.image, compiled.program.host_inputs).outputs
+        except DeadlockError:
+            model_outputs = None
+        hung = isinstance(rtl, str)
+        entry = {"fault": str(fault), "kind": fault.kind, "rtl": "hung" if hung else "completed",
+                 "model": "hung" if model_outputs is None else "completed", "fault_free_cycles": fault_free}
+        if hung:
+            stalled = int(re.search(r"watchdog fired at cycle (\d+)", rtl)[1])
+            found = re.search(r"fault first acted at cycle (\d+)", rtl)
+            acted = int(found[1]) if found else None
+            entry.update(stalled_cycle=stalled, fault_cycle=acted,
+                         detect_cycles=None if acted is None else stalled - acted)
+            entry["agrees"] = model_outputs is None
+        else:
+            entry.update(cycles=rtl.cycles, fault_cycle=rtl.fault_cycle,
+                         agrees=model_outputs is not None and all(
+                             rtl.outputs.get(port, []) == tokens for port, tokens in model_outputs.items()))
+        entry["recovery"] = recovery.how
+        if recovery.passed and recovery.how != "first run":
+            again = next(after)
+            entry["recovered_rtl"] = "failed" if isinstance(again, str) else "passed"
+            entry["recovered_cycles"] = None if isinstance(again, str) else again.cycles
+        entries.append(entry)
+    return entries
+
+
+def measure(runs: int, seed: int, rtl: int = 0) -> dict:
     rng = random.Random(seed)
     started = time.perf_counter()
     cases = {label: _case(path, fabric) for label, path, fabric in PROGRAMS}
@@ -122,11 +186,12 @@ def measure(runs: int, seed: int) -> dict:
         print(f"{label}: {entry['fault']}: {entry['outcome']} ({entry['how']}, {entry['attempts']} attempts, "
               f"{entry['seconds']:.2f} s)", flush=True)
         entries.append(entry)
-    meta = {"date": now(), **git_stamp(), "seed": seed, "runs": runs,
+    rtl_entries = _rtl_faults(rtl, rng) if rtl else []
+    meta = {"date": now(), **git_stamp(), "seed": seed, "runs": runs, "rtl_runs": rtl,
             "wall_time_s": round(time.perf_counter() - started, 1),
             "programs": [{"label": label, "program": path, "fabric": fabric}
                          for label, path, fabric in PROGRAMS]}
-    return {"meta": meta, "runs": entries}
+    return {"meta": meta, "runs": entries, "rtl": rtl_entries}
 
 
 OUTCOMES = ("not met", "recovered: re-run", "recovered: re-placed", "not recovered",
@@ -168,8 +233,36 @@ def markdown(results: dict) -> str:
             port = " (a host port's tile)" if run["host_port_tile"] else ""
             lines.append(f"- {run['program']} `{run['fault']}`{port}: left out in turn "
                          f"{', '.join(run['excluded']) or 'nothing that fitted'}")
+    lines += _rtl_lines(results.get("rtl", []))
     lines += ["", NOTES, ""]
     return "\n".join(lines)
+
+
+def _rtl_lines(entries: list[dict]) -> list[str]:
+    if not entries:
+        return []
+    lines = ["", "## On the RTL", "",
+             f"{len(entries)} link faults on the MLP (its 4x4), each on a fault-injection build of the "
+             "fabric (native tier, no host stalls) beside the same fault in the golden model. *Detect*: "
+             "cycles from the fault's first act to the watchdog. *Recovered run*: the placement the golden "
+             "model's recovery found, on the RTL with the fault still there.", "",
+             "| fault | RTL | golden model | agree | fault acted (cycle) | detect (cycles) | recovery | "
+             "recovered run on the RTL | cycles (fault-free) |",
+             "|---|---|---|---|---:|---:|---|---|---:|"]
+    for entry in entries:
+        recovered = entry.get("recovered_rtl", "-")
+        if entry.get("recovered_cycles"):
+            recovered += f", {entry['recovered_cycles']:,} cycles"
+        lines.append(f"| `{entry['fault']}` | {entry['rtl']} | {entry['model']} | "
+                     f"{'yes' if entry['agrees'] else '**no**'} | {entry.get('fault_cycle') or '-'} | "
+                     f"{entry.get('detect_cycles') or '-'} | {entry['recovery']} | {recovered} | "
+                     f"{entry['fault_free_cycles']:,} |")
+    detects = [entry["detect_cycles"] for entry in entries if entry.get("detect_cycles")]
+    if detects:
+        lines += ["", f"Detected by the watchdog {len(detects)} times, {min(detects):,} to {max(detects):,} "
+                      f"cycles after the fault acted; RTL and golden model agree on "
+                      f"{sum(entry['agrees'] for entry in entries)} of {len(entries)}."]
+    return lines
 
 
 NOTES = """\
@@ -186,8 +279,10 @@ def main(argv=None) -> int:
     parser.add_argument("--runs", type=int, default=60,
                         help="faulty runs (default 60, spread over the programs)")
     parser.add_argument("--seed", type=int, default=1, help="seed of the faults (default 1)")
+    parser.add_argument("--rtl", type=int, default=0, metavar="N",
+                        help="also N link faults on the RTL (a fault-injection build; default 0)")
     arguments = parser.parse_args(argv)
-    results = measure(arguments.runs, arguments.seed)
+    results = measure(arguments.runs, arguments.seed, arguments.rtl)
     figures, table = write_results(RESULTS, "faults", results, markdown(results))
     print(f"wrote {figures} and {table}")
     return 0

@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """The native top's protocol checkers fire on a fabric that breaks the stream rules, naming the
 stream and the cycle; a run's memories are checked before anything is loaded."""
 
