@@ -46,7 +46,7 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.run
 	$(BIN)/python -m bench.cycle_model
 	$(BIN)/python -m bench.rsn_phases
-	$(BIN)/python -m bench.faults
+	$(BIN)/python -m bench.faults --rtl 12
 	$(BIN)/python -m bench.snn
 	$(BIN)/python -m bench.ripple
 	$(BIN)/python -m bench.ripple --rtl

@@ -202,7 +202,8 @@ def markdown(results: dict) -> str:
     meta, runs = results["meta"], results["runs"]
     lines = ["# Run-time faults: a soak on the golden model", "",
              f"{meta['date']}, git {meta['git_revision'][:7]}; `python -m bench.faults --runs {meta['runs']} "
-             f"--seed {meta['seed']}` ({meta['wall_time_s']:,.0f} s). One random fault per run at a link or "
+             f"--seed {meta['seed']}{' --rtl ' + str(meta['rtl_runs']) if meta.get('rtl_runs') else ''}` "
+             f"({meta['wall_time_s']:,.0f} s). One random fault per run at a link or "
              "tile the program uses; programs through their front-ends with their own checks: " +
              "; ".join(f"{each['label']} (`{each['program']}` on " +
                        (each['fabric'] if each['fabric'] in ROOMY else f"`{each['fabric']}`") + ")"
@@ -266,12 +267,13 @@ def _rtl_lines(entries: list[dict]) -> list[str]:
 
 
 NOTES = """\
-What the figures do not cover: the faults are injected into the golden model, which has no
-cycles, so the time to detect is a watchdog's limit on the RTL (not measured here) and the time
-to recover is the host's wall time above (compiles and runs of the model); faults are not
-injected into the RTL yet. A corrupted token is found only by a program's check (the links carry
-no parity bit), so a program without a reference would take a corrupted answer as a pass; every
-program here has one."""
+What the figures do not cover: the soak's faults are injected into the golden model, which has
+no cycles, so its time to recover is the host's wall time (compiles and runs of the model); the
+RTL section measures the time to detect in fabric cycles for link faults (a stopped tile is the
+golden model's only). The recovery loop runs on the golden model; its placement is then checked
+on the RTL. A corrupted token is found only by a program's check (the links carry no parity
+bit), so a program without a reference would take a corrupted answer as a pass; every program
+here has one."""
 
 
 def main(argv=None) -> int:
