@@ -7,7 +7,7 @@ from rivulet.sim.benches import run_amaranth_bench, run_verilator_bench
 from rivulet.sim.seeds import seeds_for
 from rivulet.sim.streams import PROFILES
 
-from .scenarios import primitive_rows, row_id
+from .scenarios import primitive_rows, row_id, verilator_rows
 
 
 @primitive_rows
@@ -20,7 +20,7 @@ def test_amaranth_sim(kind, params, profile):
 
 
 @pytest.mark.verilator
-@primitive_rows
+@verilator_rows
 def test_verilator(kind, params):
     """Generated Verilog on Verilator via cocotb: every profile and seed in one simulation."""
     seeds = seeds_for(f"verilator:{row_id(kind, params)}")

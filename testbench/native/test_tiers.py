@@ -6,6 +6,10 @@ The cocotb tier drives its streams from the Python model of the native top's pat
 generators, so the traces must be equal bit for bit: a difference in the first cycle it appears
 points at the host side of one tier (its model or its hardware), never at the fabric, which is
 the same Verilog in both.
+
+What differs between the tiers is the host side, which no FU kind changes: the RSN fabric takes
+every stall profile, and the pe fabric the shared memory's counters and extra register reads
+(which the xbar tiles' membranes use too, so the SNN fabric needs no cocotb build of its own).
 """
 
 import random
@@ -62,24 +66,6 @@ def test_tiers_agree_on_the_mlp_and_random_programs():
     seeds = [rng.getrandbits(32) for _ in programs]
     print(f"base seed {base}: {list(zip([c.program.name for c in programs], profiles, seeds, strict=True))}")
     _assert_tiers_agree(programs, profiles, seeds, "tiers-rsn")
-
-
-def test_tiers_agree_on_snn():
-    from snn.lower import compile_lowered
-    from testbench.snn.test_lower import FABRIC, random_case
-
-    (base,) = seeds_for("tiers:snn", count=1)
-    rng = random.Random(base)
-    programs, profiles, seeds = [], [], []
-    for tiles in (1, 2):
-        seed = rng.getrandbits(32)
-        _, _, lowered = random_case(seed, tiles, steps=3)
-        programs.append(compile_lowered(lowered, FABRIC, seed=seed))
-        profiles.append(rng.choice(list(PROFILES)))
-        seeds.append(seed)
-    print(f"base seed {base}: {list(zip(profiles, seeds, strict=True))}")
-    _assert_tiers_agree(programs, profiles, seeds, "tiers-snn",
-                        extra_reads=[register_reads(compiled) for compiled in programs])
 
 
 # A small fabric of pe tiles (ripple.toml's parameters, a shared memory instead of private

@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """The cycle model (rsn/cycle_model.py) against the fabric's own clock.
 
 Fast checks of the closed forms come first. Then one Verilator simulation of the default fabric
