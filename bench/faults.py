@@ -278,8 +278,8 @@ here has one."""
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=60,
-                        help="faulty runs (default 60, spread over the programs)")
+    parser.add_argument("--runs", type=int, default=150,
+                        help="faulty runs (default 150, spread over the programs)")
     parser.add_argument("--seed", type=int, default=1, help="seed of the faults (default 1)")
     parser.add_argument("--rtl", type=int, default=0, metavar="N",
                         help="also N link faults on the RTL (a fault-injection build; default 0)")
