@@ -35,11 +35,12 @@ import time
 from collections import Counter, defaultdict
 
 from rivulet.frontends import Options, frontend_for
+from rivulet.run import recover_case
 from rivulet.sweep.spec import fabric_description
 from rsn.fabric_spec import DIRECTIONS, load_fabric, parse_fabric
 from rsn.faults import KINDS, Fault
 from rsn.model import DeadlockError, FabricModel
-from rsn.recovery import part_name, run_with_faults
+from rsn.recovery import part_name
 
 from .common import REPO, RESULTS, git_stamp, now, write_results
 
@@ -93,16 +94,12 @@ def _random_fault(rng: random.Random, compiled) -> Fault:
 _DETECTED_BY = {"hung": "watchdog", "wrong outputs": "check", "unit error": "unit"}
 
 
-def _one_run(case, spec, fault: Fault, seed: int) -> dict:
-    compiled = case.compile(case.program, spec, seed)
+def _one_run(case, spec, compiled, fault: Fault, seed: int) -> dict:
+    """``fault`` on ``case`` (``compiled`` for ``spec`` with ``seed``), judged against the
+    fault-free run of that placement."""
     truth = FabricModel(spec).run(compiled.image, compiled.program.host_inputs).outputs
-
-    def check(each, result):
-        return case.problems + case.check(each, result.outputs, result.firings, None)
-
     started = time.perf_counter()
-    recovery = run_with_faults(case.program, spec, [fault], check=check, errors=case.model_errors,
-                               compile_for=lambda program, fabric: case.compile(program, fabric, seed))
+    recovery = recover_case(case, spec, [fault], seed=seed)
     seconds = time.perf_counter() - started
     first = recovery.attempts[0]
     wrong_pass = recovery.passed and recovery.result.outputs != truth
@@ -130,11 +127,7 @@ def _rtl_faults(count: int, rng: random.Random) -> list[dict]:
     links = _links(compiled)
     faults = [Fault(("stuck", "drop", "corrupt")[number % 3], *rng.choice(links), rng.randint(1, 6),
                     rng.randrange(spec.data_width)) for number in range(count)]
-    recoveries = [run_with_faults(case.program, spec, [fault], errors=case.model_errors,
-                                  compile_for=lambda program, fabric: case.compile(program, fabric, 1),
-                                  check=lambda each, result: case.problems + case.check(
-                                      each, result.outputs, result.firings, None))
-                  for fault in faults]
+    recoveries = [recover_case(case, spec, [fault]) for fault in faults]
     recovered = [(recovery.compiled, fault) for recovery, fault in zip(recoveries, faults, strict=True)
                  if recovery.passed and recovery.how != "first run"]
     programs = [compiled] * count + [each for each, _ in recovered] + [compiled]
@@ -182,7 +175,7 @@ def measure(runs: int, seed: int, rtl: int = 0) -> dict:
         case, spec = cases[label]
         compiled = case.compile(case.program, spec, 1)
         fault = _random_fault(rng, compiled)
-        entry = {"program": label, **_one_run(case, spec, fault, 1)}
+        entry = {"program": label, **_one_run(case, spec, compiled, fault, 1)}
         print(f"{label}: {entry['fault']}: {entry['outcome']} ({entry['how']}, {entry['attempts']} attempts, "
               f"{entry['seconds']:.2f} s)", flush=True)
         entries.append(entry)

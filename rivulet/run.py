@@ -21,7 +21,7 @@ from .frontends import FrontendError, Options, frontend_for, parse_definitions
 from .frontends.protocol import output_problems, read_problems
 from .report import RunRecord, run_figures
 
-__all__ = ["run_file", "run_program", "run_with_recovery"]
+__all__ = ["run_file", "run_program", "run_with_recovery", "recover_case"]
 
 
 def run_file(path, *, fabric=None, sim: str = "model", seed: int = 1, profile: str = "random_stall_50",
@@ -200,6 +200,16 @@ def _run_on_board(compiled, port: str, baud: int, say):
     return result
 
 
+def recover_case(case, spec, faults, *, seed: int = 1):
+    """:func:`rsn.recovery.run_with_faults` for a front-end's case: its own compile, its own
+    check (without register reads) and the model errors that end its run."""
+    def check(compiled, result):
+        return case.problems + case.check(compiled, result.outputs, result.firings, None)
+
+    return run_with_faults(case.program, spec, faults, check=check, errors=case.model_errors,
+                           compile_for=lambda program, fabric: case.compile(program, fabric, seed))
+
+
 def run_with_recovery(case, spec, faults, *, seed: int = 1, say=print,
                       record: RunRecord | None = None) -> dict:
     """Run ``case`` on the golden model of a fabric with run-time ``faults``, recovering as
@@ -209,11 +219,7 @@ def run_with_recovery(case, spec, faults, *, seed: int = 1, say=print,
     for fault in faults:
         say(f"   fault: {fault.describe()} ({'permanent' if fault.permanent else 'transient'})")
 
-    def check(compiled, result):
-        return case.problems + case.check(compiled, result.outputs, result.firings, None)
-
-    recovery = run_with_faults(case.program, spec, faults, compile_for=lambda program, fabric:
-                               case.compile(program, fabric, seed), check=check, errors=case.model_errors)
+    recovery = recover_case(case, spec, faults, seed=seed)
     for number, attempt in enumerate(recovery.attempts, 1):
         where = ("the same placement" if not attempt.excluded else
                  "a placement without " + ", ".join(part_name(part) for part in attempt.excluded))

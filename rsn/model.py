@@ -118,12 +118,20 @@ class _Tile:
         self.fu_out = [Channel(f"{tile} fu.o[{k}]", 1) for k in range(kind.n_out)]
         self.switch_in: list[Channel] = []
         self.switch_out: list[Channel] = []
-        self.steps = 0
-        self.stop_after = None      # an injected stop fault: the tile does no more than this many steps
 
-    @property
-    def stopped(self) -> bool:
-        return self.stop_after is not None and self.steps >= self.stop_after
+    def stop_after(self, steps: int):
+        """An injected stop fault: the tile does no more than ``steps`` steps of work. Only such a
+        tile counts its steps, so a fault-free run's steps stay as they were."""
+        step, done = self.step, 0
+
+        def stopping() -> bool:
+            nonlocal done
+            if done >= steps:
+                return False
+            moved = step()
+            done += moved
+            return moved
+        self.step = stopping
 
     @property
     def finished(self) -> bool:
@@ -142,13 +150,6 @@ class _Tile:
         return self.fu.open and any(channel.tokens for channel in self.fu_in + self.fu_out)
 
     def step(self) -> bool:
-        if self.stopped:
-            return False
-        moved = self._step()
-        self.steps += moved
-        return moved
-
-    def _step(self) -> bool:
         moved = self.switch.step(self.switch_in, self.switch_out)
         if self.counted is None:
             return self.fu.step(self.fu_in, self.fu_out) or moved
@@ -197,7 +198,7 @@ class FabricModel:
                 links[fault.tile, fault.side] = FaultyLink(links[fault.tile, fault.side], fault)
                 self.faulty_links.append(links[fault.tile, fault.side])
             else:
-                self.tiles[fault.tile].stop_after = fault.at
+                self.tiles[fault.tile].stop_after(fault.at)
         host_at = {(port.tile, port.side): port for port in spec.host_ports}
         for tile, unit in self.tiles.items():
             for side in DIRECTIONS:

@@ -160,8 +160,7 @@ def run_with_faults(program, spec, faults, *, compile_for, check=_expected_outpu
         recovery.attempts.append(attempt)
         report = report_again or report
     if attempt.outcome != "passed":
-        first = compiled
-        for part in suspects(report, first):
+        for part in suspects(report, compiled):
             if len(recovery.attempts) >= max_attempts:
                 break
             narrower = _without(spec, part)
@@ -173,7 +172,7 @@ def run_with_faults(program, spec, faults, *, compile_for, check=_expected_outpu
                                                  time.monotonic() - started))
                 continue
             attempt, result, _ = _attempt(compiled, narrower, faults, check, (part,), errors)
-            attempt.seconds += time.monotonic() - started - attempt.seconds
+            attempt.seconds = time.monotonic() - started        # the compile with the run
             recovery.attempts.append(attempt)
             if attempt.outcome == "passed":
                 break
