@@ -185,9 +185,10 @@ def test_the_shrinker_finds_a_small_program_that_still_fails():
     graph = compile_program(small)
     assert any(node.op == "MERGE" for node in graph.nodes.values())
     # A local minimum: no valid smaller program one rewrite away still has a MERGE.
-    smaller = [c for c in candidates(small) if valid(c) and size(c) < size(small)]
+    small_size = size(small)
+    smaller = [c for c in candidates(small) if valid(c) and size(c) < small_size]
     assert not any(fails(smaller)), "the shrinker stopped while a smaller failing program was one step away"
-    # From 25 to 40 operators down to 3 to 11, at most a third (measured over 60 seeds and one
-    # replayed failure): at most half leaves room.
+    # From 25 to 40 operators down to 3 to 9, at most a third, over 60 seeds (one CI seed gave 11,
+    # above the fixed bound of 10 this replaced): at most half leaves room.
     before = len(compile_program(program).nodes)
     assert len(graph.nodes) <= before // 2, [f"{n.name} {n.op}" for n in graph.nodes.values()]
