@@ -90,6 +90,8 @@ def _judge(what: str, case, compiled, result, reads: dict | None, say, entry):
     program = case.program
     if program.expected is not None:
         say("   outputs equal the program's reference")
+    if case.passed:
+        say(f"   {case.passed}")
     if reads is not None and program.expected_reads:
         say(f"   register reads equal ({sum(map(len, program.expected_reads.values()))} values: "
             f"{', '.join(program.expected_reads)})")

@@ -7,24 +7,31 @@ the FU passes each input up to and including its ``D``, and the micro-op ends on
 has sent its ``D``. Token counts depend on the data, so the kinds are data-dependent
 (``tokens=None``) and a program states each stream's count.
 
+A scanner, a dense scanner or a repeat can be a graph's root: with ``root`` set in its micro-op, the
+tile feeds the primitive SAM's root reference stream (``0``, ``D``) itself and leaves ``i[0]``
+alone. A kind with arrays (``sam_scan_c``, ``sam_array``) keeps them in banks of its own, ``depth``
+words each (its ``[kind]`` table), end to end in the tile's storage window: a program's
+``memories`` load them through the control plane and its ``reads`` read them back.
+
 Only primitives with at most 3 inputs and 2 outputs fit a tile (``rsn.fu.MAX_FU_INPUTS`` and
-``MAX_FU_OUTPUTS``); docs/sparse.md says what the joiners and the banked primitives lack.
+``MAX_FU_OUTPUTS``); docs/sparse.md says what the joiners lack.
 """
 
 from dataclasses import dataclass, field
 
-from amaranth.hdl import Module, Signal
+from amaranth.hdl import Module, Mux, Signal
 from amaranth.lib import wiring
 
 from rsn.channels import Channel, UnitModel
-from rsn.fu import FuKind, count_status, fu_signature
+from rsn.fu import FuKind, KindParameters, NoParameters, count_status, fu_signature
 from rsn.isa import padded_uop
 
 from . import rtl
+from .graph.valued import drop_zero_values
 from .models import MODELS
 from .tokens import TokenKind, decode, encode
 
-__all__ = ["SparseKindSpec", "SPARSE_KINDS", "ALU_OPS", "kind_named"]
+__all__ = ["SparseKindSpec", "SPARSE_KINDS", "SPARSE_SPECS", "ALU_OPS", "BankParameters", "kind_named"]
 
 ALU_OPS = {"add": 0, "sub": 1, "mul": 2}
 
@@ -40,6 +47,29 @@ class SparseKindSpec:
     fields: dict = field(default_factory=dict)      # micro-op fields besides ``last``
     runs: object = None             # (component, uop view) -> statements setting its run inputs
     params: object = None           # uop dict -> the golden model's params
+    banks: tuple = ()               # (component's bank port, the model's memory name), in storage order
+    root: bool = False              # input 0 can be SAM's root reference (the micro-op's ``root``)
+    tied: tuple = ()                # the primitive's inputs a tile leaves idle (the model sees ``D``)
+    evaluate: object = None         # (params, memory, inputs) -> (outputs, memory); default MODELS
+
+
+@dataclass(frozen=True)
+class BankParameters(KindParameters):
+    """The table of a kind with banks (``[sam_scan_c]``, ``[sam_array]``): words per bank."""
+    depth: int = 256
+
+    def check(self):
+        """Banks lie end to end in the 4,096-word storage window, and an address splits into a bank
+        and a word, so the depth is a power of two from 16 to 2,048."""
+        if (isinstance(self.depth, bool) or not isinstance(self.depth, int) or not 16 <= self.depth <= 2048
+                or self.depth & (self.depth - 1)):
+            raise ValueError(f"depth={self.depth!r} is not allowed; use a power of two from 16 to 2048 "
+                             "(words per bank)")
+
+
+def _drop_zero_values(params, memory, inputs):
+    kept = drop_zero_values(inputs["in_crd"], inputs["in_val"])
+    return {"crd": kept["outer_crd"], "val": kept["inner_crd"]}, {}
 
 
 def _alu_runs(unit, uop):
@@ -59,15 +89,28 @@ SPECS = [
     SparseKindSpec("sam_alu", _alu_primitive, lambda w: rtl.Alu(w, "select"), ("in_val1", "in_val2"),
                    ("val",), {"op": 2}, _alu_runs, _alu_params),
     SparseKindSpec("sam_reduce", "reduce", rtl.Reduce, ("in_val",), ("val",)),
-    SparseKindSpec("sam_repeat", "repeat", rtl.Repeat, ("in_ref", "in_repsig"), ("ref",)),
+    SparseKindSpec("sam_repeat", "repeat", rtl.Repeat, ("in_ref", "in_repsig"), ("ref",), {"root": 1},
+                   root=True),
     SparseKindSpec("sam_repsig", "repeat_sig_gen", rtl.RepeatSigGen, ("in_stream",), ("repsig",)),
     SparseKindSpec("sam_stkn_drop", "stkn_drop", rtl.StknDrop, ("in_stream",), ("val",)),
     SparseKindSpec("sam_empty_stkn_drop", "empty_stkn_drop", rtl.EmptyStknDrop, ("in_stream",), ("val",)),
     SparseKindSpec("sam_crd_drop", "crd_drop", rtl.CrdDrop, ("in_outer_crd", "in_inner_crd"),
                    ("outer_crd", "inner_crd")),
     SparseKindSpec("sam_dense_scan", "rd_scan_uncompressed", rtl.LevelScanner, ("in_ref",), ("crd", "ref"),
-                   {"dim": 16}, lambda unit, uop: [unit.dim.eq(uop.dim)], lambda uop: {"dim": uop["dim"]}),
+                   {"dim": 16, "root": 1}, lambda unit, uop: [unit.dim.eq(uop.dim)],
+                   lambda uop: {"dim": uop["dim"]}, root=True),
+    SparseKindSpec("sam_scan_c", "rd_scan_compressed",
+                   lambda w, depth: rtl.LevelScanner(w, compressed=True, depth=depth), ("in_ref",),
+                   ("crd", "ref"), {"root": 1}, banks=(("seg_bank", "seg_arr"), ("crd_bank", "crd_arr")),
+                   root=True),
+    SparseKindSpec("sam_array", "array", lambda w, depth: rtl.Array(w, depth), ("in_load_addr",), ("load",),
+                   banks=(("arr_bank", "init_arr"),), tied=("in_store_addr", "in_store_val")),
+    SparseKindSpec("sam_crd_hold", "crd_hold", rtl.CrdHold, ("in_outer_crd", "in_inner_crd"),
+                   ("outer_crd", "inner_crd")),
+    SparseKindSpec("sam_zero_drop", "zero_value_drop", rtl.ZeroValueDrop, ("in_crd", "in_val"),
+                   ("crd", "val"), evaluate=_drop_zero_values),
 ]
+SPARSE_SPECS = {spec.name: spec for spec in SPECS}
 REPSIG = {"in_repsig", "repsig"}
 
 
@@ -77,17 +120,53 @@ class SparseFu(wiring.Component):
     SPEC: SparseKindSpec = None
     KIND: FuKind = None
 
-    def __init__(self, width: int):
-        self._width = width
+    def __init__(self, width: int, depth: int = 0):
+        self._width, self._depth = width, depth
         super().__init__(fu_signature(self.KIND, width))
+
+    def _elaborate_banks(self, m, unit):
+        """The control plane's storage window: bank ``b`` at ``b * depth``; a read answers in the
+        next cycle, as the tile expects."""
+        depth, bits = self._depth, self._depth.bit_length() - 1
+        bank_of = self.cfg.addr[bits:]
+        read_data = Signal(32)
+        answers = 0
+        for b, (member, _) in enumerate(self.SPEC.banks):
+            host = getattr(unit, member)
+            m.d.comb += [host.we.eq(self.cfg.write & (bank_of == b)), host.waddr.eq(self.cfg.addr[:bits]),
+                         host.wdata.eq(self.cfg.data), host.raddr.eq(self.cfg.addr[:bits])]
+            answers = Mux(bank_of == b, host.rdata, answers)
+        assert len(self.SPEC.banks) * depth <= 4096
+        with m.If(self.cfg.read):
+            m.d.sync += read_data.eq(answers)
+        m.d.comb += self.cfg.rdata.eq(read_data)
+
+    def _root_input(self, m, port, source, open_, use_root, ended):
+        """Input 0 of a root: SAM's root reference (``0``, then ``D``) instead of ``i[0]``."""
+        done_word = TokenKind.DONE.value << (self._width - 2)
+        sent_reference = Signal(name="root_sent_reference")
+        m.d.comb += [
+            port.valid.eq(Mux(use_root, open_, source.valid & open_)),
+            port.payload.eq(Mux(use_root, Mux(sent_reference, done_word, 0), source.payload)),
+            source.ready.eq(port.ready & open_ & ~use_root),
+        ]
+        with m.If(use_root & port.valid & port.ready):
+            m.d.sync += sent_reference.eq(1)
+            with m.If(sent_reference):
+                m.d.sync += [ended.eq(1), sent_reference.eq(0)]
 
     def elaborate(self, platform):
         m = Module()
         spec = self.SPEC
-        unit = m.submodules.primitive = spec.build(self._width - 2)
+        unit = m.submodules.primitive = spec.build(self._width - 2, self._depth) if spec.banks \
+            else spec.build(self._width - 2)
         active = Signal()
         uop = Signal.like(self.uop.payload)
-        m.d.comb += [self.uop.ready.eq(~active), self.cfg.rdata.eq(0)]
+        m.d.comb += self.uop.ready.eq(~active)
+        if spec.banks:
+            self._elaborate_banks(m, unit)
+        else:
+            m.d.comb += self.cfg.rdata.eq(0)
         if spec.runs is not None:
             m.d.comb += spec.runs(unit, uop)
         started = self.uop.valid & self.uop.ready
@@ -100,8 +179,11 @@ class SparseFu(wiring.Component):
             port, source = getattr(unit, name), self.i[k]
             ended = Signal(name=f"ended_in{k}")
             open_ = active & ~ended
-            m.d.comb += [port.valid.eq(source.valid & open_), port.payload.eq(source.payload),
-                         source.ready.eq(port.ready & open_)]
+            if k == 0 and spec.root:
+                self._root_input(m, port, source, open_, uop.root, ended)
+            else:
+                m.d.comb += [port.valid.eq(source.valid & open_), port.payload.eq(source.payload),
+                             source.ready.eq(port.ready & open_)]
             with m.If(source.valid & source.ready & ((source.payload & kind_mask) == done_kind)):
                 m.d.sync += ended.eq(1)
             ended_inputs.append(ended)
@@ -109,8 +191,10 @@ class SparseFu(wiring.Component):
         for j, name in enumerate(spec.outputs):
             port, sink = getattr(unit, name), self.o[j]
             ended = Signal(name=f"ended_out{j}")
-            m.d.comb += [sink.valid.eq(port.valid), sink.payload.eq(port.payload), port.ready.eq(sink.ready)]
-            leaving = sink.valid & sink.ready & ((sink.payload & kind_mask) == done_kind)
+            discard = uop.discard[j]        # an output no stream takes: the tile drains it
+            m.d.comb += [sink.valid.eq(port.valid & ~discard), sink.payload.eq(port.payload),
+                         port.ready.eq(sink.ready | discard)]
+            leaving = port.valid & port.ready & (port.payload.kind == TokenKind.DONE)
             with m.If(leaving):
                 m.d.sync += ended.eq(1)
             ended_outputs.append(ended)
@@ -120,7 +204,8 @@ class SparseFu(wiring.Component):
             finishing &= each
         with m.If(finishing):
             m.d.sync += [active.eq(0)] + [e.eq(0) for e in ended_inputs + ended_outputs]
-        firing = self.o[0].valid & self.o[0].ready
+        first = getattr(unit, spec.outputs[0])         # a drained output's tokens count too
+        firing = first.valid & first.ready
         moving = firing
         for j in range(1, len(spec.outputs)):
             moving |= self.o[j].valid & self.o[j].ready
@@ -141,11 +226,41 @@ class SparseModel(UnitModel):
 
     SPEC: SparseKindSpec = None
 
-    def __init__(self, width: int = 32):
+    def __init__(self, width: int = 32, depth: int = 0):
         super().__init__()
         self.KIND = self.SPEC.name
         self.value_width = width - 2
+        self.depth = depth
+        self.banks = [[0] * depth for _ in self.SPEC.banks]
         self.gathered, self.pending = None, None
+
+    def _bank_word(self, addr: int) -> tuple[list, int]:
+        if not 0 <= addr < len(self.banks) * self.depth:
+            raise ValueError(f"register {addr:#06x} is not in the {self.KIND} banks' window "
+                             f"0x0000-{len(self.banks) * self.depth - 1:#06x}")
+        return self.banks[addr // self.depth], addr % self.depth
+
+    def write_word(self, addr: int, value: int):
+        """Control-plane write: the word's low ``value_width`` bits, a signed value as in the RTL."""
+        bank, at = self._bank_word(addr)
+        word = value & ((1 << self.value_width) - 1)
+        bank[at] = word - (1 << self.value_width) if word >> (self.value_width - 1) else word
+
+    def read_word(self, addr: int) -> int:
+        bank, at = self._bank_word(addr)
+        return bank[at] & ((1 << self.value_width) - 1)
+
+    def _evaluate(self, inputs: dict) -> dict:
+        spec = self.SPEC
+        primitive = spec.primitive(self.current) if callable(spec.primitive) else spec.primitive
+        params = spec.params(self.current) if spec.params else {}
+        memory = {name: list(bank) for (_, name), bank in zip(spec.banks, self.banks, strict=True)}
+        if spec.banks:
+            params = {**params, "size": self.depth}
+        inputs = {**inputs, **{port: ["D"] for port in spec.tied}}
+        evaluate = spec.evaluate or MODELS[primitive]
+        produced, _memory = evaluate(params, memory, inputs)
+        return produced
 
     def _decode(self, port, word):
         return decode(word, self.value_width, repsig=port in REPSIG)
@@ -157,6 +272,8 @@ class SparseModel(UnitModel):
                 return False
             self.current = self.uops.popleft()
             self.gathered = {port: [] for port in spec.inputs}
+            if spec.root and self.current["root"]:
+                self.gathered[spec.inputs[0]] = [0, "D"]
             self.pending = None
         if self.pending is None:
             moved = False
@@ -166,16 +283,18 @@ class SparseModel(UnitModel):
                     tokens.append(self._decode(port, channel.pop()))
                     moved = True
             if all(tokens and tokens[-1] == "D" for tokens in self.gathered.values()):
-                primitive = spec.primitive(self.current) if callable(spec.primitive) else spec.primitive
-                params = spec.params(self.current) if spec.params else {}
-                produced, _memory = MODELS[primitive](params, {}, self.gathered)
+                produced = self._evaluate(self.gathered)
                 self.pending = [[encode(t, self.value_width, repsig=port in REPSIG) for t in produced[port]]
                                 for port in spec.outputs]
                 moved = True
             return moved
         moved = False
         for j, (tokens, channel) in enumerate(zip(self.pending, outputs, strict=False)):
-            if tokens and channel.can_push():
+            if tokens and self.current["discard"] >> j & 1:
+                self.firings += len(tokens) if j == 0 else 0
+                tokens.clear()
+                moved = True
+            elif tokens and channel.can_push():
                 channel.push(tokens.pop(0))
                 self.firings += j == 0
                 moved = True
@@ -187,10 +306,13 @@ class SparseModel(UnitModel):
 
 
 def _make_kind(spec: SparseKindSpec) -> FuKind:
-    layout = padded_uop({**spec.fields, "last": 1})
+    layout = padded_uop({**spec.fields, "discard": len(spec.outputs), "last": 1})
     fu = type(f"{spec.name.title().replace('_', '')}Fu", (SparseFu,), {"SPEC": spec})
     model = type(f"{spec.name.title().replace('_', '')}Model", (SparseModel,), {"SPEC": spec})
-    kind = FuKind(spec.name, len(spec.inputs), len(spec.outputs), layout, 1, fu, model)
+    banked = {"parameters": BankParameters,
+              "storage_words": lambda parameters: len(spec.banks) * parameters.depth} if spec.banks \
+        else {"parameters": NoParameters}
+    kind = FuKind(spec.name, len(spec.inputs), len(spec.outputs), layout, 1, fu, model, **banked)
     fu.KIND = kind
     return kind
 
@@ -204,6 +326,10 @@ SAM_STKN_DROP_KIND = SPARSE_KINDS["sam_stkn_drop"]
 SAM_EMPTY_STKN_DROP_KIND = SPARSE_KINDS["sam_empty_stkn_drop"]
 SAM_CRD_DROP_KIND = SPARSE_KINDS["sam_crd_drop"]
 SAM_DENSE_SCAN_KIND = SPARSE_KINDS["sam_dense_scan"]
+SAM_SCAN_C_KIND = SPARSE_KINDS["sam_scan_c"]
+SAM_ARRAY_KIND = SPARSE_KINDS["sam_array"]
+SAM_CRD_HOLD_KIND = SPARSE_KINDS["sam_crd_hold"]
+SAM_ZERO_DROP_KIND = SPARSE_KINDS["sam_zero_drop"]
 
 
 def kind_named(name: str) -> FuKind:

@@ -83,7 +83,8 @@ class Case:
     the case's line when a run reports one line per case; ``model_errors``: exceptions of the
     fabric's golden model that mean this case's run failed (e.g. a PE's access outside its bank),
     not that the command broke; ``pictures(compiled, result, directory, where)``: the front-end's
-    own figures of a run for ``--report`` (name -> its PNG and SVG paths), beside the common ones.
+    own figures of a run for ``--report`` (name -> its PNG and SVG paths), beside the common ones;
+    ``passed``: what a run that ``check`` passes has been compared with, said after it.
     """
     name: str
     program: Program
@@ -94,6 +95,7 @@ class Case:
     summary: Callable | None = None
     model_errors: tuple[type[Exception], ...] = ()
     pictures: Callable | None = None
+    passed: str = ""
 
 
 @dataclass

@@ -17,7 +17,7 @@ from .dot import GraphError
 from .primitives import PRIMITIVES
 from .tensors import decode_tensor, encode_tensor
 
-__all__ = ["Plan", "GraphRun", "check_graph", "bind_tensors", "run_graph"]
+__all__ = ["Plan", "GraphRun", "check_graph", "bind_tensors", "run_graph", "decode_written"]
 
 
 @dataclass
@@ -169,6 +169,23 @@ def bind_tensors(graph, tensors: dict):
     return encoded, shapes
 
 
+def decode_written(graph, shapes: dict, written: dict) -> dict:
+    """Each output tensor from what its writers stored (``written``: (tensor, level or 'vals') ->
+    the writer's arrays)."""
+    decoded = {}
+    for name in graph.written:
+        fmt = graph.formats[name]
+        writers = {n.attrs["mode"]: n.where for n in graph.nodes.values()
+                   if n.type == "fiberwrite" and n.attrs.get("tensor") == name}
+        levels = [written[name, level] for level in range(fmt.order)]
+        names = [writers[str(fmt.mode_order[level])] for level in range(fmt.order)] + [writers["vals"]]
+        try:
+            decoded[name] = decode_tensor(fmt, shapes[name], levels, written[name, "vals"], names)
+        except GraphError as error:
+            raise GraphError(f"{graph.source}: output {name}: {error}") from None
+    return decoded
+
+
 def run_graph(graph, tensors: dict, plan: Plan | None = None) -> GraphRun:
     """Check, bind and run ``graph`` on ``tensors`` ({name: scipy / numpy / number})."""
     plan = plan or check_graph(graph)
@@ -185,16 +202,6 @@ def run_graph(graph, tensors: dict, plan: Plan | None = None) -> GraphRun:
                              f"{error}") from None
         for port, tokens in outputs.items():
             produced[node_id, port] = tokens
-    decoded = {}
-    for name in graph.written:
-        fmt = graph.formats[name]
-        writers = {n.attrs["mode"]: n.where for n in graph.nodes.values()
-                   if n.type == "fiberwrite" and n.attrs.get("tensor") == name}
-        levels = [context.written[name, level] for level in range(fmt.order)]
-        names = [writers[str(fmt.mode_order[level])] for level in range(fmt.order)] + [writers["vals"]]
-        try:
-            decoded[name] = decode_tensor(fmt, shapes[name], levels, context.written[name, "vals"], names)
-        except GraphError as error:
-            raise GraphError(f"{graph.source}: output {name}: {error}") from None
+    decoded = decode_written(graph, shapes, context.written)
     streams = {edge: produced[edge.src, plan.src_port[edge]] for edge in graph.edges}
     return GraphRun(decoded, streams, dict(context.written), shapes)

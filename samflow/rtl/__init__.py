@@ -7,7 +7,7 @@ of its own only where SAM emits two tokens for one).
 
 from .alu import Alu
 from .bitvector import Bv, BvChunk, BvDrop, IntersectBv, RdScanBv
-from .drop import CrdDrop, EmptyStknDrop, StknDrop
+from .drop import CrdDrop, EmptyStknDrop, StknDrop, ZeroValueDrop
 from .joiner import Intersect, Union
 from .levels import CrdHold, CrdPtConverter, Flatten, Split
 from .memory import Array, CompressedWriter, ValsWriter
@@ -17,4 +17,5 @@ from .scanner import LevelScanner
 
 __all__ = ["Alu", "CrdDrop", "EmptyStknDrop", "StknDrop", "Intersect", "Union", "Array", "ValsWriter",
            "CompressedWriter", "Reduce", "Repeat", "RepeatSigGen", "LevelScanner", "CrdHold",
-           "CrdPtConverter", "Flatten", "Split", "Bv", "BvChunk", "BvDrop", "IntersectBv", "RdScanBv"]
+           "CrdPtConverter", "Flatten", "Split", "ZeroValueDrop", "Bv", "BvChunk", "BvDrop", "IntersectBv",
+           "RdScanBv"]

@@ -8,7 +8,7 @@ from samflow.tokens import TokenKind
 
 from .common import emit, emit_token, free, release_outputs, token_stream
 
-__all__ = ["StknDrop", "EmptyStknDrop", "CrdDrop"]
+__all__ = ["StknDrop", "EmptyStknDrop", "CrdDrop", "ZeroValueDrop"]
 
 
 class StknDrop(wiring.Component):
@@ -105,4 +105,29 @@ class CrdDrop(wiring.Component):
                 with m.If(~emitted):
                     emit_token(m, o_out, crd)
                     m.d.sync += emitted.eq(1)
+        return m
+
+
+class ZeroValueDrop(wiring.Component):
+    """Drops each coordinate whose value is 0, with the value (SAM's value dropper: ``crddrop``
+    with ``vals=true`` behind a dense scanner). ``in_crd`` and ``in_val`` line up token for token;
+    every other pair passes, one pair per cycle."""
+
+    def __init__(self, width: int):
+        super().__init__({
+            "in_crd": In(token_stream(width)), "in_val": In(token_stream(width)),
+            "crd": Out(token_stream(width)), "val": Out(token_stream(width)),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        crd, val, crd_out, val_out = self.in_crd, self.in_val, self.crd, self.val
+        release_outputs(m, crd_out, val_out)
+        moving = crd.valid & val.valid & free(crd_out, val_out)
+        m.d.comb += [crd.ready.eq(moving), val.ready.eq(moving)]
+        zero = (val.payload.kind == TokenKind.DATA) & (val.payload.value == 0) \
+            & (crd.payload.kind == TokenKind.DATA)
+        with m.If(moving & ~zero):
+            emit_token(m, crd_out, crd.payload)
+            emit_token(m, val_out, val.payload)
         return m

@@ -13,27 +13,13 @@ import pytest
 import scipy.sparse
 
 from samflow.graph import load_graph, run_graph
+from testbench.sparse.random_tensors import matrix as _matrix
+from testbench.sparse.random_tensors import scalar as _scalar
+from testbench.sparse.random_tensors import vector as _vector
 
 REPO = Path(__file__).resolve().parents[2]
 SAM_GRAPHS = REPO.parent / "shared" / "peer-suites" / "sam" / "graphs"
 OUR_GRAPHS = REPO / "examples" / "sam"
-
-
-def _values(rng, size):
-    return rng.choice(np.r_[-9:0, 1:10], size=size).astype(np.int64)
-
-
-def _matrix(rng, n, density):
-    return scipy.sparse.random_array((n, n), density=density, rng=rng,
-                                     data_sampler=lambda size: _values(rng, size)).tocsr().astype(np.int64)
-
-
-def _vector(rng, n, density):
-    return np.where(rng.random(n) < density, _values(rng, n), 0).astype(np.int64)
-
-
-def _scalar(rng):
-    return int(rng.integers(1, 10))
 
 
 # graph file -> (inputs from (rng, n, density), the expected outputs by scipy / numpy)

@@ -1,0 +1,224 @@
+"""A SAM graph onto a fabric with sparse tiles: one tile per primitive, one route per stream.
+
+The graph is checked and run on the golden models first (:func:`samflow.graph.run.run_graph`):
+the sparse kinds are data-dependent, so every route needs its token count, and the model's streams
+give them. Then each node becomes an FU node of its kind (docs/sparse.md, "Graphs on the fabric"):
+
+* a scanner is ``sam_dense_scan`` or ``sam_scan_c`` (its tensor level's ``seg`` and ``crd`` in its
+  banks), an ``arrayvals`` is ``sam_array`` (the values in its bank), ``repsiggen``, ``repeat``,
+  ``add``/``mul``, ``reduce``, ``crddrop`` and ``crdhold`` are their kinds, and ``crddrop`` with
+  ``vals=true`` is ``sam_zero_drop``; a root scanner or repeat makes SAM's root reference itself;
+* a ``broadcast`` is the fabric's multicast, and ``crdhold`` with ``vals=true`` passes both its
+  streams unchanged (one value per coordinate), so both become routes, not tiles;
+* a writer is a host output port: the level's stream leaves the fabric, and the host stores it as
+  SAM's writer would (:func:`decode_outputs`), so the result needs no bank read-back;
+* an output no edge takes is drained by its tile (the micro-op's ``discard`` bit).
+
+Joiners (``intersect``, ``union``) and the sparse accumulator have more ports than a tile
+(4 inputs and 3 outputs for a joiner; ``rsn.fu`` allows 3 and 2), so a graph with one is refused
+with the node named.
+"""
+
+from dataclasses import dataclass
+
+from rsn.graph import StreamGraph
+from rsn.program import Program
+from samflow.kind import ALU_OPS, SPARSE_SPECS
+from samflow.tokens import decode
+
+from .dot import GraphError
+from .primitives import PRIMITIVES
+from .run import GraphRun, bind_tensors, check_graph, decode_written, run_graph
+
+__all__ = ["LoweredGraph", "lower_graph", "decode_outputs", "NOT_ON_THE_FABRIC"]
+
+NOT_ON_THE_FABRIC = {
+    "intersect": "a joiner takes a coordinate and a reference per side and gives 3 outputs",
+    "union": "a joiner takes a coordinate and a reference per side and gives 3 outputs",
+    "spaccumulator": "the sparse accumulator has no RTL yet (the golden model only)",
+}
+_ELIDED = {"broadcast"}         # and crdhold vals=true: both are routes
+
+
+@dataclass
+class LoweredGraph:
+    """The program for the fabric, and what the host needs to read its result."""
+    program: Program
+    graph: object
+    writers: dict                   # host port -> the writer node's id
+    shapes: dict                    # output tensor -> shape
+    model_run: GraphRun             # the graph on the golden models (token counts; not the reference)
+    value_width: int
+
+
+def _fail(graph, node, why: str) -> GraphError:
+    return GraphError(f"{graph.source}:{node.line}: {node.where}: {why}")
+
+
+def _elided(node) -> bool:
+    return node.type in _ELIDED or (node.type == "crdhold" and node.flag("vals"))
+
+
+def _through(node, port: str) -> str:
+    """The input port an elided node's output ``port`` copies."""
+    if node.type == "broadcast":
+        return None
+    return {"outer_crd": "in_outer_crd", "inner_crd": "in_inner_crd"}[port]
+
+
+def _kind_of(graph, node) -> str:
+    if node.type in NOT_ON_THE_FABRIC:
+        raise _fail(graph, node, f"cannot be placed on the fabric yet: {NOT_ON_THE_FABRIC[node.type]}, "
+                                 "and a tile has at most 3 inputs and 2 outputs (docs/sparse.md)")
+    if node.type == "fiberlookup":
+        return "sam_scan_c" if node.attrs.get("format") == "compressed" else "sam_dense_scan"
+    if node.type == "crddrop":
+        return "sam_zero_drop" if node.flag("vals") else "sam_crd_drop"
+    return {"repsiggen": "sam_repsig", "repeat": "sam_repeat", "arrayvals": "sam_array", "add": "sam_alu",
+            "mul": "sam_alu", "reduce": "sam_reduce", "crdhold": "sam_crd_hold"}[node.type]
+
+
+# The graph's port names, where a kind calls its ports otherwise.
+_PORTS = {"sam_array": {"val": "load"},
+          "sam_zero_drop": {"in_outer_crd": "in_crd", "in_inner_crd": "in_val", "outer_crd": "crd",
+                            "inner_crd": "val"}}
+
+
+def _port_index(kind: str, port: str, *, output: bool) -> int:
+    return _spec_ports(kind, output).index(_PORTS.get(kind, {}).get(port, port))
+
+
+def _spec_ports(kind: str, output: bool) -> tuple:
+    spec = SPARSE_SPECS[kind]
+    return spec.outputs if output else spec.inputs
+
+
+def _check_value(graph, node, what: str, value, width: int):
+    low, high = -(1 << (width - 1)), (1 << (width - 1)) - 1
+    if not low <= value <= high:
+        raise _fail(graph, node, f"{what} {value} does not fit a {width}-bit token value ({low}..{high}); "
+                                 "use a wider data_width in the fabric")
+
+
+def _uop(graph, node, kind: str, encoded, discard: int, spec) -> tuple[dict, dict]:
+    """The node's one micro-op, and its bank words (address -> word) for a kind with banks."""
+    uop, memory = {"discard": discard, "last": 1}, {}
+    if kind in ("sam_dense_scan", "sam_scan_c", "sam_repeat"):
+        uop["root"] = int(node.flag("root"))
+    if node.type in ("add", "mul"):
+        uop["op"] = ALU_OPS["mul" if node.type == "mul" else ("sub" if node.flag("sub") else "add")]
+    if node.type == "fiberlookup":
+        tensor = encoded[node.attrs["tensor"]]
+        level = tensor.format.mode_order.index(int(node.attrs["mode"]))
+        arrays = tensor.levels[level]
+        if kind == "sam_dense_scan":
+            if not 1 <= arrays["dim"] < 1 << 16:
+                raise _fail(graph, node, f"a dense level of {arrays['dim']} is outside the micro-op's "
+                                         "dim field (1..65535)")
+            uop["dim"] = arrays["dim"]
+        else:
+            memory = _banks(graph, node, kind, [arrays["seg"], arrays["crd"]], spec)
+    if node.type == "arrayvals":
+        memory = _banks(graph, node, kind, [encoded[node.attrs["tensor"]].vals], spec)
+    return uop, memory
+
+
+def _banks(graph, node, kind, arrays, spec) -> dict:
+    """The words of ``arrays``, bank after bank (each ``depth`` words, the ``[kind]`` table's)."""
+    depth, width = spec.parameters(kind).depth, spec.data_width - 2
+    words = {}
+    for b, array in enumerate(arrays):
+        if len(array) > depth:
+            raise _fail(graph, node, f"needs {len(array)} words in a bank of {depth}; raise depth in the "
+                                     f"fabric's [{kind}] table")
+        for at, value in enumerate(array):
+            _check_value(graph, node, "value", int(value), width)
+            words[b * depth + at] = int(value)
+    return words
+
+
+def lower_graph(graph, tensors: dict, spec, *, name: str | None = None) -> LoweredGraph:
+    """``graph`` on ``tensors`` as a program for the fabric ``spec`` (checked first, nothing placed)."""
+    plan = check_graph(graph)
+    for node in graph.nodes.values():
+        if node.type != "fiberwrite" and not _elided(node):
+            _kind_of(graph, node)           # a node no tile takes is refused before anything runs
+    model_run = run_graph(graph, tensors, plan)
+    encoded, shapes = bind_tensors(graph, tensors)
+    outs = [port.name for port in spec.host_ports if port.direction == "out"]
+    writers = [n for n in graph.nodes.values() if n.type == "fiberwrite"]
+    if len(writers) > len(outs):
+        raise GraphError(f"{graph.source}: the graph has {len(writers)} writers, each a host output port, "
+                         f"but the fabric has {len(outs)} ({', '.join(outs) or 'none'}); add "
+                         "[[host_ports]] with direction = \"out\"")
+
+    def producer(edge):
+        """The (node, output port) whose tokens ``edge`` carries, through elided nodes."""
+        src, port = graph.nodes[edge.src], plan.src_port[edge]
+        while _elided(src):
+            wanted = _through(src, port)
+            feeding = [e for e in graph.inputs_of(src.id) if wanted is None or plan.dst_port[e] == wanted]
+            src, port = graph.nodes[feeding[0].src], plan.src_port[feeding[0]]
+            edge = feeding[0]
+        return src.id, port, edge
+
+    tokens_of, sinks_of = {}, {}     # (node, output port) -> its stream's tokens, its sinks
+    for edge in graph.edges:
+        dst = graph.nodes[edge.dst]
+        if _elided(dst):
+            continue
+        src_id, port, first = producer(edge)
+        tokens_of[src_id, port] = len(model_run.streams[first])
+        sinks_of.setdefault((src_id, port), []).append((dst, plan.dst_port[edge]))
+    port_of_writer = {node.id: host for node, host in zip(writers, outs, strict=False)}
+    used = {}
+    for src_id, port in tokens_of:
+        used.setdefault(src_id, set()).add(port)
+    program_graph, names, memories = StreamGraph(), {}, {}
+    for node_id in plan.order:
+        node = graph.nodes[node_id]
+        if node.type == "fiberwrite" or _elided(node):
+            continue
+        kind = _kind_of(graph, node)
+        outputs = _spec_ports(kind, True)
+        discard = sum(1 << j for j, port in enumerate(outputs)
+                      if not any(_PORTS.get(kind, {}).get(p, p) == port for p in used.get(node_id, ())))
+        uop, memory = _uop(graph, node, kind, encoded, discard, spec)
+        names[node_id] = f"n{node_id}_{node.type}"
+        program_graph.add_node(names[node_id], kind, [uop])
+        if memory:
+            memories[names[node_id]] = memory
+    host_ports = {}
+    for (src_id, port), tokens in tokens_of.items():
+        src_node = graph.nodes[src_id]
+        source = (names[src_id], _port_index(_kind_of(graph, src_node), port, output=True))
+        sinks = []
+        for dst, dst_port in sinks_of[src_id, port]:
+            if dst.type == "fiberwrite":
+                host = port_of_writer[dst.id]
+                program_graph.add_host_out(f"to_{host}", host, tokens)
+                host_ports[host] = dst.id
+                sinks.append(f"to_{host}")
+            else:
+                sinks.append((names[dst.id], _port_index(_kind_of(graph, dst), dst_port, output=False)))
+        program_graph.connect(source, sinks, tokens)
+    program = Program(name or graph.name, program_graph, memories=memories)
+    return LoweredGraph(program, graph, host_ports, shapes, model_run, spec.data_width - 2)
+
+
+class _Written:
+    def __init__(self, formats):
+        self.formats, self.written = formats, {}
+
+
+def decode_outputs(lowered: LoweredGraph, outputs: dict) -> dict:
+    """The output tensors from the words each writer's host port received, stored as SAM's writers
+    store them, then decoded in the output's format."""
+    graph = lowered.graph
+    context = _Written(graph.formats)
+    for host, node_id in lowered.writers.items():
+        node = graph.nodes[node_id]
+        port = "in_val" if node.attrs.get("mode") == "vals" else "in_crd"
+        tokens = [decode(word, lowered.value_width) for word in outputs[host]]
+        PRIMITIVES["fiberwrite"].run(node, {port: tokens}, context)
+    return decode_written(graph, lowered.shapes, context.written)
