@@ -29,6 +29,8 @@ from rsn.isa import padded_uop
 from . import rtl
 from .graph.valued import drop_zero_values
 from .models import MODELS
+from .pairs import pack, pick, unpack
+from .rtl.pairs import PairedJoiner, pair_word, picked_half
 from .tokens import TokenKind, decode, encode
 
 __all__ = ["SparseKindSpec", "SPARSE_KINDS", "SPARSE_SPECS", "ALU_OPS", "BankParameters", "kind_named"]
@@ -51,6 +53,8 @@ class SparseKindSpec:
     root: bool = False              # input 0 can be SAM's root reference (the micro-op's ``root``)
     tied: tuple = ()                # the primitive's inputs a tile leaves idle (the model sees ``D``)
     evaluate: object = None         # (params, memory, inputs) -> (outputs, memory); default MODELS
+    half: bool = False              # input 0 can take one half of a packed token (samflow.pairs)
+    pairs: bool = False             # output 1 can carry (output 0, output 1) pairs packed
 
 
 @dataclass(frozen=True)
@@ -65,6 +69,18 @@ class BankParameters(KindParameters):
                 or self.depth & (self.depth - 1)):
             raise ValueError(f"depth={self.depth!r} is not allowed; use a power of two from 16 to 2048 "
                              "(words per bank)")
+
+
+def _joined(primitive):
+    """A joiner on packed sides: each side (coordinate high, reference low) unpacked, both
+    references packed (side 1 low)."""
+    def evaluate(params, memory, inputs):
+        width, sides = params["value_width"], {}
+        for k in (1, 2):
+            sides[f"in_ref{k}"], sides[f"in_crd{k}"] = unpack(inputs[f"in_side{k}"], width)
+        out, _ = MODELS[primitive]({}, {}, sides)
+        return {"crd": out["crd"], "refs": pack(out["ref1"], out["ref2"], width)}, {}
+    return evaluate
 
 
 def _drop_zero_values(params, memory, inputs):
@@ -89,22 +105,28 @@ SPECS = [
     SparseKindSpec("sam_alu", _alu_primitive, lambda w: rtl.Alu(w, "select"), ("in_val1", "in_val2"),
                    ("val",), {"op": 2}, _alu_runs, _alu_params),
     SparseKindSpec("sam_reduce", "reduce", rtl.Reduce, ("in_val",), ("val",)),
-    SparseKindSpec("sam_repeat", "repeat", rtl.Repeat, ("in_ref", "in_repsig"), ("ref",), {"root": 1},
-                   root=True),
+    SparseKindSpec("sam_repeat", "repeat", rtl.Repeat, ("in_ref", "in_repsig"), ("ref",),
+                   {"root": 1, "half": 2}, root=True, half=True),
     SparseKindSpec("sam_repsig", "repeat_sig_gen", rtl.RepeatSigGen, ("in_stream",), ("repsig",)),
     SparseKindSpec("sam_stkn_drop", "stkn_drop", rtl.StknDrop, ("in_stream",), ("val",)),
     SparseKindSpec("sam_empty_stkn_drop", "empty_stkn_drop", rtl.EmptyStknDrop, ("in_stream",), ("val",)),
     SparseKindSpec("sam_crd_drop", "crd_drop", rtl.CrdDrop, ("in_outer_crd", "in_inner_crd"),
                    ("outer_crd", "inner_crd")),
     SparseKindSpec("sam_dense_scan", "rd_scan_uncompressed", rtl.LevelScanner, ("in_ref",), ("crd", "ref"),
-                   {"dim": 16, "root": 1}, lambda unit, uop: [unit.dim.eq(uop.dim)],
-                   lambda uop: {"dim": uop["dim"]}, root=True),
+                   {"dim": 16, "root": 1, "half": 2, "pack": 1}, lambda unit, uop: [unit.dim.eq(uop.dim)],
+                   lambda uop: {"dim": uop["dim"]}, root=True, half=True, pairs=True),
     SparseKindSpec("sam_scan_c", "rd_scan_compressed",
                    lambda w, depth: rtl.LevelScanner(w, compressed=True, depth=depth), ("in_ref",),
-                   ("crd", "ref"), {"root": 1}, banks=(("seg_bank", "seg_arr"), ("crd_bank", "crd_arr")),
-                   root=True),
+                   ("crd", "ref"), {"root": 1, "half": 2, "pack": 1},
+                   banks=(("seg_bank", "seg_arr"), ("crd_bank", "crd_arr")), root=True, half=True,
+                   pairs=True),
     SparseKindSpec("sam_array", "array", lambda w, depth: rtl.Array(w, depth), ("in_load_addr",), ("load",),
-                   banks=(("arr_bank", "init_arr"),), tied=("in_store_addr", "in_store_val")),
+                   {"half": 2}, banks=(("arr_bank", "init_arr"),), tied=("in_store_addr", "in_store_val"),
+                   half=True),
+    SparseKindSpec("sam_intersect", "intersect", lambda w: PairedJoiner(w, union=False),
+                   ("in_side1", "in_side2"), ("crd", "refs"), evaluate=_joined("intersect")),
+    SparseKindSpec("sam_union", "union", lambda w: PairedJoiner(w, union=True),
+                   ("in_side1", "in_side2"), ("crd", "refs"), evaluate=_joined("union")),
     SparseKindSpec("sam_crd_hold", "crd_hold", rtl.CrdHold, ("in_outer_crd", "in_inner_crd"),
                    ("outer_crd", "inner_crd")),
     SparseKindSpec("sam_zero_drop", "zero_value_drop", rtl.ZeroValueDrop, ("in_crd", "in_val"),
@@ -141,13 +163,13 @@ class SparseFu(wiring.Component):
             m.d.sync += read_data.eq(answers)
         m.d.comb += self.cfg.rdata.eq(read_data)
 
-    def _root_input(self, m, port, source, open_, use_root, ended):
+    def _root_input(self, m, port, source, incoming, open_, use_root, ended):
         """Input 0 of a root: SAM's root reference (``0``, then ``D``) instead of ``i[0]``."""
         done_word = TokenKind.DONE.value << (self._width - 2)
         sent_reference = Signal(name="root_sent_reference")
         m.d.comb += [
             port.valid.eq(Mux(use_root, open_, source.valid & open_)),
-            port.payload.eq(Mux(use_root, Mux(sent_reference, done_word, 0), source.payload)),
+            port.payload.eq(Mux(use_root, Mux(sent_reference, done_word, 0), incoming)),
             source.ready.eq(port.ready & open_ & ~use_root),
         ]
         with m.If(use_root & port.valid & port.ready):
@@ -179,10 +201,12 @@ class SparseFu(wiring.Component):
             port, source = getattr(unit, name), self.i[k]
             ended = Signal(name=f"ended_in{k}")
             open_ = active & ~ended
+            incoming = picked_half(source.payload, uop.half, self._width - 2) if k == 0 and spec.half \
+                else source.payload
             if k == 0 and spec.root:
-                self._root_input(m, port, source, open_, uop.root, ended)
+                self._root_input(m, port, source, incoming, open_, uop.root, ended)
             else:
-                m.d.comb += [port.valid.eq(source.valid & open_), port.payload.eq(source.payload),
+                m.d.comb += [port.valid.eq(source.valid & open_), port.payload.eq(incoming),
                              source.ready.eq(port.ready & open_)]
             with m.If(source.valid & source.ready & ((source.payload & kind_mask) == done_kind)):
                 m.d.sync += ended.eq(1)
@@ -192,7 +216,12 @@ class SparseFu(wiring.Component):
             port, sink = getattr(unit, name), self.o[j]
             ended = Signal(name=f"ended_out{j}")
             discard = uop.discard[j]        # an output no stream takes: the tile drains it
-            m.d.comb += [sink.valid.eq(port.valid & ~discard), sink.payload.eq(port.payload),
+            payload = port.payload.as_value()
+            if j == 1 and spec.pairs:       # (output 0, output 1) packed: a joiner's side
+                first = getattr(unit, spec.outputs[0]).payload
+                packed = pair_word(first.value, port.payload.value, self._width - 2)
+                payload = Mux(uop.pack & (port.payload.kind == TokenKind.DATA), packed, payload)
+            m.d.comb += [sink.valid.eq(port.valid & ~discard), sink.payload.eq(payload),
                          port.ready.eq(sink.ready | discard)]
             leaving = port.valid & port.ready & (port.payload.kind == TokenKind.DONE)
             with m.If(leaving):
@@ -258,8 +287,15 @@ class SparseModel(UnitModel):
         if spec.banks:
             params = {**params, "size": self.depth}
         inputs = {**inputs, **{port: ["D"] for port in spec.tied}}
-        evaluate = spec.evaluate or MODELS[primitive]
-        produced, _memory = evaluate(params, memory, inputs)
+        if spec.half:
+            inputs[spec.inputs[0]] = pick(inputs[spec.inputs[0]], self.current["half"], self.value_width)
+        if spec.evaluate:
+            produced, _memory = spec.evaluate({**params, "value_width": self.value_width}, memory, inputs)
+        else:
+            produced, _memory = MODELS[primitive](params, memory, inputs)
+        if spec.pairs and self.current["pack"]:
+            first, second = spec.outputs[:2]
+            produced = {**produced, second: pack(produced[second], produced[first], self.value_width)}
         return produced
 
     def _decode(self, port, word):
@@ -330,6 +366,8 @@ SAM_SCAN_C_KIND = SPARSE_KINDS["sam_scan_c"]
 SAM_ARRAY_KIND = SPARSE_KINDS["sam_array"]
 SAM_CRD_HOLD_KIND = SPARSE_KINDS["sam_crd_hold"]
 SAM_ZERO_DROP_KIND = SPARSE_KINDS["sam_zero_drop"]
+SAM_INTERSECT_KIND = SPARSE_KINDS["sam_intersect"]
+SAM_UNION_KIND = SPARSE_KINDS["sam_union"]
 
 
 def kind_named(name: str) -> FuKind:

@@ -51,3 +51,18 @@ def test_verilator_accepts_the_shared_text(tmp_path):
     done = subprocess.run(["verilator", "--lint-only", "-Wno-fatal", "--top-module", "top", str(source)],
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+
+def test_modules_alike_but_for_their_children_both_stay():
+    """Two FU modules of one adapter around different primitives (a shared unit's plain-named
+    module each) are not copies, though their texts match once each names its own children
+    relative to itself: the children differ. Renaming a module's own name once touched the
+    escaped names of its children (``\\top_i.primitive``), and the tile lost its joiner."""
+    from samflow.kind import SPARSE_KINDS
+
+    text = "".join(verilog.convert(SPARSE_KINDS[kind].rtl(width=32), name=name)
+                   for kind, name in (("sam_union", "top_u"), ("sam_intersect", "top_i")))
+    shared, before, after = share_identical_modules(text)
+    assert before == after
+    assert all(re.search(rf"^module {name}\(", shared, re.MULTILINE) for name in ("top_u", "top_i"))

@@ -85,4 +85,4 @@ class SamGraph:
             notes += (f"no scipy reference is known for {path.stem}; the golden models' run of the graph is "
                       "the reference",)
         return Workload(name=path.stem, path=path, default_fabric=SPARSE_FABRIC, lower=lower,
-                        sims=("model", "rtl", "both"), notes=notes)
+                        notes=notes)

@@ -88,4 +88,5 @@ def _rename(body: str, old: str, new: str) -> str:
     if old.startswith("\\"):
         # An escaped identifier ends at the first whitespace: match it with what follows.
         return re.sub(re.escape(old) + r"(?=\s)", lambda _: new, body)
-    return re.sub(r"\b" + re.escape(old) + r"\b", lambda _: new, body)
+    # A plain name: not where it begins a child's escaped name (``\\top_u.primitive``).
+    return re.sub(r"(?<![\w\\$])" + re.escape(old) + r"(?![\w.$])", lambda _: new, body)

@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from rsn.graph import StreamGraph
 from rsn.program import Program
 from samflow.kind import ALU_OPS, SPARSE_SPECS
-from samflow.tokens import decode
+from samflow.pairs import empty_half
+from samflow.tokens import decode, is_data
 
 from .dot import GraphError
 from .primitives import PRIMITIVES
@@ -33,10 +34,10 @@ from .run import GraphRun, bind_tensors, check_graph, decode_written, run_graph
 __all__ = ["LoweredGraph", "lower_graph", "decode_outputs", "NOT_ON_THE_FABRIC"]
 
 NOT_ON_THE_FABRIC = {
-    "intersect": "a joiner takes a coordinate and a reference per side and gives 3 outputs",
-    "union": "a joiner takes a coordinate and a reference per side and gives 3 outputs",
     "spaccumulator": "the sparse accumulator has no RTL yet (the golden model only)",
 }
+JOINERS = {"intersect": "sam_intersect", "union": "sam_union"}
+_TAKES_A_HALF = ("sam_scan_c", "sam_dense_scan", "sam_array", "sam_repeat")
 _ELIDED = {"broadcast"}         # and crdhold vals=true: both are routes
 
 
@@ -70,6 +71,8 @@ def _kind_of(graph, node) -> str:
     if node.type in NOT_ON_THE_FABRIC:
         raise _fail(graph, node, f"cannot be placed on the fabric yet: {NOT_ON_THE_FABRIC[node.type]}, "
                                  "and a tile has at most 3 inputs and 2 outputs (docs/sparse.md)")
+    if node.type in JOINERS:
+        return JOINERS[node.type]
     if node.type == "fiberlookup":
         return "sam_scan_c" if node.attrs.get("format") == "compressed" else "sam_dense_scan"
     if node.type == "crddrop":
@@ -91,6 +94,30 @@ def _port_index(kind: str, port: str, *, output: bool) -> int:
 def _spec_ports(kind: str, output: bool) -> tuple:
     spec = SPARSE_SPECS[kind]
     return spec.outputs if output else spec.inputs
+
+
+def _joiner_side(graph, plan, joiner, dst_port, producer, model_run, spec):
+    """The scanner whose packed (coordinate, reference) tokens feed side ``dst_port`` of
+    ``joiner``, and its output port; port None for the coordinate edge, which needs no route."""
+    side = dst_port[-1]
+    feeding = {plan.dst_port[e][:-1]: e for e in graph.inputs_of(joiner.id)
+               if plan.dst_port[e][-1] == side}
+    crd_src, crd_port, _ = producer(feeding["in_crd"])
+    ref_src, ref_port, _ = producer(feeding["in_ref"])
+    scanner = graph.nodes[ref_src]
+    if crd_src != ref_src or scanner.type != "fiberlookup" or (crd_port, ref_port) != ("crd", "ref"):
+        raise _fail(graph, joiner, f"side {side} takes its coordinates from node {crd_src} and its "
+                                   f"references from node {ref_src}; on the fabric a joiner's side is one "
+                                   "scanner's coordinates and references, packed in one stream")
+    empty = empty_half(spec.data_width - 2)
+    for edge in (feeding["in_crd"], feeding["in_ref"]):
+        tokens = model_run.streams[producer(edge)[2]]
+        large = [t for t in tokens if is_data(t) and not 0 <= t < empty]
+        if large:
+            raise _fail(graph, scanner, f"gives {edge.kind} {large[0]}, but a joiner's side packs "
+                                        f"coordinate and reference in halves of {empty.bit_length()} bits "
+                                        f"(0..{empty - 1}); use a wider data_width")
+    return (ref_src, "ref") if dst_port.startswith("in_ref") else (ref_src, None)
 
 
 def _check_value(graph, node, what: str, value, width: int):
@@ -163,13 +190,29 @@ def lower_graph(graph, tensors: dict, spec, *, name: str | None = None) -> Lower
         return src.id, port, edge
 
     tokens_of, sinks_of = {}, {}     # (node, output port) -> its stream's tokens, its sinks
+    half_of, packed = {}, set()      # consumer of a joiner's reference -> its half; packing scanners
     for edge in graph.edges:
         dst = graph.nodes[edge.dst]
         if _elided(dst):
             continue
         src_id, port, first = producer(edge)
+        dst_port = plan.dst_port[edge]
+        if dst.type in JOINERS:
+            src_id, port = _joiner_side(graph, plan, dst, dst_port, producer, model_run, spec)
+            if port is None:
+                continue                # a side's coordinate travels in its reference's token
+            packed.add(src_id)
+        if graph.nodes[src_id].type in JOINERS and port != "crd":
+            half_of[dst.id] = 1 if port == "ref1" else 2
+            port = "refs"
         tokens_of[src_id, port] = len(model_run.streams[first])
-        sinks_of.setdefault((src_id, port), []).append((dst, plan.dst_port[edge]))
+        sinks_of.setdefault((src_id, port), []).append((dst, dst_port))
+    for src_id in packed:
+        other = [dst for dst, _ in sinks_of[src_id, "ref"] if dst.type not in JOINERS]
+        if other:
+            raise _fail(graph, graph.nodes[src_id], f"its references go to a joiner, which takes them packed "
+                                                    f"with the coordinates, and to {other[0].where}; give "
+                                                    "that node a scanner of its own")
     port_of_writer = {node.id: host for node, host in zip(writers, outs, strict=False)}
     used = {}
     for src_id, port in tokens_of:
@@ -184,6 +227,10 @@ def lower_graph(graph, tensors: dict, spec, *, name: str | None = None) -> Lower
         discard = sum(1 << j for j, port in enumerate(outputs)
                       if not any(_PORTS.get(kind, {}).get(p, p) == port for p in used.get(node_id, ())))
         uop, memory = _uop(graph, node, kind, encoded, discard, spec)
+        if node_id in half_of:
+            uop["half"] = half_of[node_id]
+        if node_id in packed:
+            uop["pack"] = 1
         names[node_id] = f"n{node_id}_{node.type}"
         program_graph.add_node(names[node_id], kind, [uop])
         if memory:
@@ -199,6 +246,8 @@ def lower_graph(graph, tensors: dict, spec, *, name: str | None = None) -> Lower
                 program_graph.add_host_out(f"to_{host}", host, tokens)
                 host_ports[host] = dst.id
                 sinks.append(f"to_{host}")
+            elif dst.type in JOINERS:
+                sinks.append((names[dst.id], int(dst_port[-1]) - 1))
             else:
                 sinks.append((names[dst.id], _port_index(_kind_of(graph, dst), dst_port, output=False)))
         program_graph.connect(source, sinks, tokens)

@@ -1,5 +1,6 @@
-"""SAM graphs on a fabric of sparse tiles (samflow.graph.lower): SAM's two vector compression
-graphs and two of ours (row sums, row scaling), placed, routed and run on the golden fabric model
+"""SAM graphs on a fabric of sparse tiles (samflow.graph.lower): SAM's residual and two vector
+compression graphs and four of ours (SpMV and elementwise add, with joiners; row sums, row
+scaling), placed, routed and run on the golden fabric model
 and on the Verilated fabric under back-pressure, each result decoded from the writers' host ports
 and checked against scipy / numpy. Every expected result is computed here, never by samflow; ids
 and printed lines carry the seed."""
@@ -31,6 +32,13 @@ GRAPHS = {
     "vec_ds_compression_HAND": (SAM_GRAPHS, lambda r, n, d: {"b": _vector(r, n, d)}, lambda t: {"x": t["b"]}),
     "vec_sd_compression_HAND": (SAM_GRAPHS, lambda r, n, d: {"b": scipy.sparse.coo_array(_vector(r, n, d))},
                                 lambda t: {"x": t["b"].toarray()}),
+    "mat_residual_HAND": (SAM_GRAPHS, lambda r, n, d: {"b": _vector(r, n, d), "C": _matrix(r, n, d),
+                                                     "d": _vector(r, n, d)},
+                          lambda t: {"x": t["b"] - t["C"] @ t["d"]}),
+    "spmv_csr": (OUR_GRAPHS, lambda r, n, d: {"B": _matrix(r, n, d), "c": _vector(r, n, d)},
+                 lambda t: {"x": t["B"] @ t["c"]}),
+    "mat_elemadd_csr": (OUR_GRAPHS, lambda r, n, d: {"B": _matrix(r, n, d), "C": _matrix(r, n, d)},
+                        lambda t: {"X": (t["B"] + t["C"]).tocsr()}),
     "mat_rowsum_csr": (OUR_GRAPHS, lambda r, n, d: {"B": _matrix(r, n, d)},
                        lambda t: {"x": np.asarray(t["B"].sum(axis=1)).ravel()}),
     "mat_rowscale_csr": (OUR_GRAPHS, lambda r, n, d: {"B": _matrix(r, n, d), "b": _vector(r, n, 1.0)},
@@ -77,11 +85,22 @@ def test_a_wrong_expectation_fails_the_same_check():
         _check("mat_rowsum_csr", lowered, result.outputs, expected, "perturbed")
 
 
-def test_a_graph_with_a_joiner_is_refused_with_the_node_named():
-    graph = load_graph(OUR_GRAPHS / "spmv_csr.gv")
+def test_a_graph_with_an_accumulator_is_refused_with_the_node_named():
+    graph = load_graph(OUR_GRAPHS / "spmm_gustavson.gv")
     rng = np.random.default_rng(1)
-    with pytest.raises(GraphError, match=r"node 7 \(intersect j\): cannot be placed on the fabric yet"):
-        lower_graph(graph, {"B": _matrix(rng, 8, 0.3), "c": _vector(rng, 8, 0.3)}, load_fabric(FABRIC))
+    with pytest.raises(GraphError, match=r"node 16 \(SparseAccumulator 1 in0=j in1=i\): cannot be placed"):
+        lower_graph(graph, {"B": _matrix(rng, 8, 0.3), "C": _matrix(rng, 8, 0.3)}, load_fabric(FABRIC))
+
+
+def test_a_coordinate_too_large_for_a_joiners_half_is_refused():
+    graph = load_graph(OUR_GRAPHS / "spmv_csr.gv")
+    n = 40_000                          # a column coordinate beyond a 15-bit half (0..32766)
+    c = np.zeros(n, dtype=np.int64)
+    c[n - 1] = 3
+    B = scipy.sparse.csr_array(([5], ([1], [n - 1])), shape=(8, n), dtype=np.int64)
+    with pytest.raises(GraphError, match=r"gives crd 39999, but a joiner's side packs coordinate and "
+                                         r"reference in halves of 15 bits \(0..32766\)"):
+        lower_graph(graph, {"B": B, "c": c}, load_fabric(FABRIC))
 
 
 def test_a_tensor_larger_than_a_bank_is_refused_with_the_table_to_change():
@@ -128,7 +147,7 @@ def test_rivulet_run_takes_a_sam_graph(capsys):
 
     assert main(["run", str(OUR_GRAPHS / "mat_rowscale_csr.gv"), "-D", "size=9", "-D", "seed=4"]) == 0
     assert "X decoded from the writers' ports equals scipy" in capsys.readouterr().out
-    assert main(["run", str(OUR_GRAPHS / "spmv_csr.gv")]) == 2
-    assert "node 7 (intersect j): cannot be placed on the fabric yet" in capsys.readouterr().err
+    assert main(["run", str(OUR_GRAPHS / "spmm_gustavson.gv")]) == 2
+    assert "(SparseAccumulator 1 in0=j in1=i): cannot be placed on the fabric yet" in capsys.readouterr().err
     assert main(["run", str(OUR_GRAPHS / "mat_rowsum_csr.gv"), "-D", "rows=3"]) == 2
     assert "-D rows is not a parameter of a SAM graph run; it takes size" in capsys.readouterr().err
