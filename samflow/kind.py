@@ -50,11 +50,24 @@ class SparseKindSpec:
     runs: object = None             # (component, uop view) -> statements setting its run inputs
     params: object = None           # uop dict -> the golden model's params
     banks: tuple = ()               # (component's bank port, the model's memory name), in storage order
-    root: bool = False              # input 0 can be SAM's root reference (the micro-op's ``root``)
     tied: tuple = ()                # the primitive's inputs a tile leaves idle (the model sees ``D``)
     evaluate: object = None         # (params, memory, inputs) -> (outputs, memory); default MODELS
-    half: bool = False              # input 0 can take one half of a packed token (samflow.pairs)
-    pairs: bool = False             # output 1 can carry (output 0, output 1) pairs packed
+
+    # What the tile does around the primitive follows from its micro-op's fields:
+    @property
+    def root(self) -> bool:
+        """Input 0 can be SAM's root reference (the micro-op's ``root``)."""
+        return "root" in self.fields
+
+    @property
+    def half(self) -> bool:
+        """Input 0 can take one half of a packed token (``half``, samflow.pairs)."""
+        return "half" in self.fields
+
+    @property
+    def pairs(self) -> bool:
+        """Output 1 can carry (output 0, output 1) pairs packed (``pack``)."""
+        return "pack" in self.fields
 
 
 @dataclass(frozen=True)
@@ -106,7 +119,7 @@ SPECS = [
                    ("val",), {"op": 2}, _alu_runs, _alu_params),
     SparseKindSpec("sam_reduce", "reduce", rtl.Reduce, ("in_val",), ("val",)),
     SparseKindSpec("sam_repeat", "repeat", rtl.Repeat, ("in_ref", "in_repsig"), ("ref",),
-                   {"root": 1, "half": 2}, root=True, half=True),
+                   {"root": 1, "half": 2}),
     SparseKindSpec("sam_repsig", "repeat_sig_gen", rtl.RepeatSigGen, ("in_stream",), ("repsig",)),
     SparseKindSpec("sam_stkn_drop", "stkn_drop", rtl.StknDrop, ("in_stream",), ("val",)),
     SparseKindSpec("sam_empty_stkn_drop", "empty_stkn_drop", rtl.EmptyStknDrop, ("in_stream",), ("val",)),
@@ -114,15 +127,13 @@ SPECS = [
                    ("outer_crd", "inner_crd")),
     SparseKindSpec("sam_dense_scan", "rd_scan_uncompressed", rtl.LevelScanner, ("in_ref",), ("crd", "ref"),
                    {"dim": 16, "root": 1, "half": 2, "pack": 1}, lambda unit, uop: [unit.dim.eq(uop.dim)],
-                   lambda uop: {"dim": uop["dim"]}, root=True, half=True, pairs=True),
+                   lambda uop: {"dim": uop["dim"]}),
     SparseKindSpec("sam_scan_c", "rd_scan_compressed",
                    lambda w, depth: rtl.LevelScanner(w, compressed=True, depth=depth), ("in_ref",),
                    ("crd", "ref"), {"root": 1, "half": 2, "pack": 1},
-                   banks=(("seg_bank", "seg_arr"), ("crd_bank", "crd_arr")), root=True, half=True,
-                   pairs=True),
+                   banks=(("seg_bank", "seg_arr"), ("crd_bank", "crd_arr"))),
     SparseKindSpec("sam_array", "array", lambda w, depth: rtl.Array(w, depth), ("in_load_addr",), ("load",),
-                   {"half": 2}, banks=(("arr_bank", "init_arr"),), tied=("in_store_addr", "in_store_val"),
-                   half=True),
+                   {"half": 2}, banks=(("arr_bank", "init_arr"),), tied=("in_store_addr", "in_store_val")),
     SparseKindSpec("sam_intersect", "intersect", lambda w: PairedJoiner(w, union=False),
                    ("in_side1", "in_side2"), ("crd", "refs"), evaluate=_joined("intersect")),
     SparseKindSpec("sam_union", "union", lambda w: PairedJoiner(w, union=True),

@@ -29,7 +29,7 @@ from samflow.tokens import decode, is_data
 
 from .dot import GraphError
 from .primitives import PRIMITIVES
-from .run import GraphRun, bind_tensors, check_graph, decode_written, run_graph
+from .run import GraphRun, RunContext, bind_tensors, check_graph, decode_written, run_graph
 
 __all__ = ["LoweredGraph", "lower_graph", "decode_outputs", "NOT_ON_THE_FABRIC"]
 
@@ -255,16 +255,11 @@ def lower_graph(graph, tensors: dict, spec, *, name: str | None = None) -> Lower
     return LoweredGraph(program, graph, host_ports, shapes, model_run, spec.data_width - 2)
 
 
-class _Written:
-    def __init__(self, formats):
-        self.formats, self.written = formats, {}
-
-
 def decode_outputs(lowered: LoweredGraph, outputs: dict) -> dict:
     """The output tensors from the words each writer's host port received, stored as SAM's writers
     store them, then decoded in the output's format."""
     graph = lowered.graph
-    context = _Written(graph.formats)
+    context = RunContext(graph.formats, {})
     for host, node_id in lowered.writers.items():
         node = graph.nodes[node_id]
         port = "in_val" if node.attrs.get("mode") == "vals" else "in_crd"

@@ -28,7 +28,8 @@ class Plan:
 
 
 @dataclass
-class _Context:
+class RunContext:
+    """What a node's run reads (formats, encoded inputs) and what the writers store."""
     formats: dict
     tensors: dict                    # input name -> EncodedTensor
     written: dict = field(default_factory=dict)
@@ -190,7 +191,7 @@ def run_graph(graph, tensors: dict, plan: Plan | None = None) -> GraphRun:
     """Check, bind and run ``graph`` on ``tensors`` ({name: scipy / numpy / number})."""
     plan = plan or check_graph(graph)
     encoded, shapes = bind_tensors(graph, tensors)
-    context = _Context(graph.formats, encoded)
+    context = RunContext(graph.formats, encoded)
     produced = {}                    # (node id, output port) -> tokens
     for node_id in plan.order:
         node = graph.nodes[node_id]
