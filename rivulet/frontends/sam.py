@@ -15,7 +15,7 @@ import numpy as np
 from rsn.fabric_spec import DEFAULT_FABRIC
 from samflow.graph import GraphError, load_graph
 from samflow.graph.cli import REFERENCES, random_tensors
-from samflow.graph.lower import decode_outputs, lower_graph
+from samflow.graph.lower import compile_lowered, decode_outputs, lower_graph
 
 from .protocol import Case, FrontendError, Options, Workload
 
@@ -77,6 +77,7 @@ class SamGraph:
                         if not np.array_equal(_dense(decoded[name]), _dense(value))]
             judge = "scipy" if known else "the golden models' run of the graph"
             return [Case(lowered.program.name, lowered.program, check=check, origin=judge,
+                         compile=lambda _program, fabric, seed: compile_lowered(lowered, fabric, seed=seed),
                          passed=f"{', '.join(expected)} decoded from the writers' ports "
                                 f"{'equals' if len(expected) == 1 else 'equal'} {judge}")]
 

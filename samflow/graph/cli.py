@@ -29,6 +29,7 @@ REFERENCES = {
     "vec_sd_compression_HAND": lambda t: {"x": t["b"]},
     "spmv_csr": lambda t: {"x": t["B"] @ t["c"]},
     "spmm_gustavson": lambda t: {"X": t["B"] @ t["C"]},
+    "spmm_inner": lambda t: {"X": t["B"] @ t["C"]},
     "mat_elemadd_csr": lambda t: {"X": t["B"] + t["C"]},
     "mat_rowsum_csr": lambda t: {"x": np.asarray(t["B"].sum(axis=1)).ravel()},
     "mat_rowscale_csr": lambda t: {"X": t["B"].multiply(np.asarray(t["b"]).reshape(-1, 1)).tocsr()},

@@ -22,7 +22,7 @@ with the node named.
 from dataclasses import dataclass
 
 from rsn.graph import StreamGraph
-from rsn.program import Program
+from rsn.program import Compiled, Program, compile_program
 from samflow.kind import ALU_OPS, SPARSE_SPECS
 from samflow.pairs import empty_half
 from samflow.tokens import decode, is_data
@@ -31,7 +31,7 @@ from .dot import GraphError
 from .primitives import PRIMITIVES
 from .run import GraphRun, RunContext, bind_tensors, check_graph, decode_written, run_graph
 
-__all__ = ["LoweredGraph", "lower_graph", "decode_outputs", "NOT_ON_THE_FABRIC"]
+__all__ = ["LoweredGraph", "lower_graph", "compile_lowered", "decode_outputs", "NOT_ON_THE_FABRIC"]
 
 NOT_ON_THE_FABRIC = {
     "spaccumulator": "the sparse accumulator has no RTL yet (the golden model only)",
@@ -39,6 +39,10 @@ NOT_ON_THE_FABRIC = {
 JOINERS = {"intersect": "sam_intersect", "union": "sam_union"}
 _TAKES_A_HALF = ("sam_scan_c", "sam_dense_scan", "sam_array", "sam_repeat")
 _ELIDED = {"broadcast"}         # and crdhold vals=true: both are routes
+# A large graph on a fabric with no spare tile of its kinds (SAM's mattransmul: 22 primitives on 22
+# tiles of a 5x6 fabric) leaves the annealer few placements whose streams route link-disjoint; a
+# placement costs a tenth of a second, so the search is worth many seeds.
+PLACEMENT_ATTEMPTS = 64
 
 
 @dataclass
@@ -253,6 +257,13 @@ def lower_graph(graph, tensors: dict, spec, *, name: str | None = None) -> Lower
         program_graph.connect(source, sinks, tokens)
     program = Program(name or graph.name, program_graph, memories=memories)
     return LoweredGraph(program, graph, host_ports, shapes, model_run, spec.data_width - 2)
+
+
+def compile_lowered(lowered: LoweredGraph, spec, *, seed: int = 0,
+                    attempts: int = PLACEMENT_ATTEMPTS) -> Compiled:
+    """Place, route and assemble a lowered graph, trying placement seeds ``seed ..`` up to
+    ``attempts`` of them; the first RouteError is raised if none routes."""
+    return compile_program(lowered.program, spec, seed=seed, attempts=attempts)
 
 
 def decode_outputs(lowered: LoweredGraph, outputs: dict) -> dict:

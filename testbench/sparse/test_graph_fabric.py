@@ -1,6 +1,6 @@
-"""SAM graphs on a fabric of sparse tiles (samflow.graph.lower): SAM's residual and two vector
-compression graphs and four of ours (SpMV and elementwise add, with joiners; row sums, row
-scaling), placed, routed and run on the golden fabric model
+"""SAM graphs on a fabric of sparse tiles (samflow.graph.lower): SAM's residual, mattransmul and two
+vector compression graphs and five of ours (SpMV, inner-product SpMM and elementwise add, with joiners;
+row sums, row scaling), placed, routed and run on the golden fabric model
 and on the Verilated fabric under back-pressure, each result decoded from the writers' host ports
 and checked against scipy / numpy. Every expected result is computed here, never by samflow; ids
 and printed lines carry the seed."""
@@ -15,10 +15,10 @@ from rivulet.sim.fabric_run import run_many_on_rtl
 from rivulet.sim.seeds import seeds_for
 from rsn.fabric_spec import load_fabric
 from rsn.model import FabricModel
-from rsn.program import compile_program
 from samflow.graph import GraphError, load_graph
-from samflow.graph.lower import decode_outputs, lower_graph
+from samflow.graph.lower import compile_lowered, decode_outputs, lower_graph
 from testbench.sparse.random_tensors import matrix as _matrix
+from testbench.sparse.random_tensors import scalar as _scalar
 from testbench.sparse.random_tensors import vector as _vector
 
 REPO = Path(__file__).resolve().parents[2]
@@ -35,6 +35,10 @@ GRAPHS = {
     "mat_residual_HAND": (SAM_GRAPHS, lambda r, n, d: {"b": _vector(r, n, d), "C": _matrix(r, n, d),
                                                      "d": _vector(r, n, d)},
                           lambda t: {"x": t["b"] - t["C"] @ t["d"]}),
+    "mat_mattransmul_HAND": (SAM_GRAPHS, lambda r, n, d: {"b": _scalar(r), "C": _matrix(r, n, d),
+                                                        "d": _vector(r, n, d), "e": _scalar(r),
+                                                        "f": _vector(r, n, d)},
+                             lambda t: {"x": t["b"] * (t["C"].T @ t["d"]) + t["e"] * t["f"]}),
     "spmv_csr": (OUR_GRAPHS, lambda r, n, d: {"B": _matrix(r, n, d), "c": _vector(r, n, d)},
                  lambda t: {"x": t["B"] @ t["c"]}),
     "mat_elemadd_csr": (OUR_GRAPHS, lambda r, n, d: {"B": _matrix(r, n, d), "C": _matrix(r, n, d)},
@@ -43,6 +47,8 @@ GRAPHS = {
                        lambda t: {"x": np.asarray(t["B"].sum(axis=1)).ravel()}),
     "mat_rowscale_csr": (OUR_GRAPHS, lambda r, n, d: {"B": _matrix(r, n, d), "b": _vector(r, n, 1.0)},
                          lambda t: {"X": t["B"].multiply(t["b"].reshape(-1, 1)).tocsr()}),
+    "spmm_inner": (OUR_GRAPHS, lambda r, n, d: {"B": _matrix(r, n, d), "C": _matrix(r, n, d)},
+                   lambda t: {"X": t["B"] @ t["C"]}),
 }
 
 
@@ -70,7 +76,7 @@ def test_a_graph_on_the_fabric_model_equals_scipy(name, n, density):
         print(f"{name} n={n} density={density} seed={seed}")
         graph, tensors, expected = _case(name, n, density, seed)
         lowered = lower_graph(graph, tensors, spec)
-        result = FabricModel(spec).run(compile_program(lowered.program, spec).image, {})
+        result = FabricModel(spec).run(compile_lowered(lowered, spec).image, {})
         assert result.done
         _check(name, lowered, result.outputs, expected, f"seed {seed}")
 
@@ -79,7 +85,7 @@ def test_a_wrong_expectation_fails_the_same_check():
     spec = load_fabric(FABRIC)
     graph, tensors, expected = _case("mat_rowsum_csr", 8, 0.5, 7)
     lowered = lower_graph(graph, tensors, spec)
-    result = FabricModel(spec).run(compile_program(lowered.program, spec).image, {})
+    result = FabricModel(spec).run(compile_lowered(lowered, spec).image, {})
     expected["x"] = expected["x"] + np.eye(8, dtype=np.int64)[3]
     with pytest.raises(AssertionError):
         _check("mat_rowsum_csr", lowered, result.outputs, expected, "perturbed")
@@ -129,7 +135,7 @@ def test_the_graphs_on_the_verilated_fabric_under_back_pressure_equal_scipy_and_
     print(f"seeds {seeds}")
     cases = [(name, *_case(name, 10, 0.3, seed)) for (name, _), seed in zip(runs, seeds, strict=True)]
     lowered = [lower_graph(graph, tensors, spec) for _, graph, tensors, _ in cases]
-    compiled = [compile_program(each.program, spec) for each in lowered]
+    compiled = [compile_lowered(each, spec) for each in lowered]
     results = run_many_on_rtl(compiled, profiles=[p for _, p in runs], seeds=seeds, case="samflow-graphs")
     for (name, _graph, _tensors, expected), each, built, (_, profile), seed, rtl in zip(
             cases, lowered, compiled, runs, seeds, results, strict=True):

@@ -42,6 +42,9 @@ GRAPHS = {
     "spmm_gustavson": (
         OUR_GRAPHS, lambda r, n, d: {"B": _matrix(r, n, d), "C": _matrix(r, n, d)},
         lambda t: {"X": t["B"] @ t["C"]}),
+    "spmm_inner": (
+        OUR_GRAPHS, lambda r, n, d: {"B": _matrix(r, n, d), "C": _matrix(r, n, d)},
+        lambda t: {"X": t["B"] @ t["C"]}),
     "mat_elemadd_csr": (
         OUR_GRAPHS, lambda r, n, d: {"B": _matrix(r, n, d), "C": _matrix(r, n, d)},
         lambda t: {"X": t["B"] + t["C"]}),
