@@ -60,6 +60,7 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.lang_vs_riptide
 	$(BIN)/python -m bench.ripple9 --rtl
 	$(BIN)/python -m bench.ripple_density
+	$(BIN)/python -m bench.sam
 	$(BIN)/python -m bench.sweep
 
 BOARD  ?=
