@@ -19,7 +19,7 @@ from amaranth.lib.wiring import In, Out
 
 from hw.banked_memory import request_layout, response_layout
 
-from .isa import REGISTERS
+from .isa import MAX_FU_STATUS_REGISTERS, REGISTERS
 
 __all__ = ["ConfigBus", "FuKind", "KindParameters", "NoParameters", "fu_signature", "count_status",
            "MAX_FU_INPUTS", "MAX_FU_OUTPUTS", "MEMORY_META_BITS"]
@@ -94,8 +94,13 @@ class FuKind:
     ``[memory]`` table its RTL and model get ``shared_words`` (the memory's words), and its
     component has ``mem_req`` / ``mem_resp`` (:func:`fu_signature`).
 
+    ``status_registers`` is how many read-only registers the FU answers at
+    ``REGISTERS["fu_status"]`` onwards, beside its storage (a sticky fault and the token that
+    raised it, say): the tile passes READs of them to the FU, and the golden model's
+    ``read_word`` answers them too.
+
     ``describe_config(words)`` names what a unit is configured to do (an operator), from the
-    words of its storage registers ``describe_registers`` (in that order), for hang reports
+    words of its storage or status registers ``describe_registers`` (in that order), for hang reports
     (:mod:`rsn.hang_report`): a report that says which operator stopped reads like the
     program. None for a kind whose micro-ops say everything. Both the RTL (through READs after
     the watchdog fires) and the golden model (``read_word``) supply the words.
@@ -119,6 +124,7 @@ class FuKind:
     describe_registers: tuple[int, ...] = ()
     describe_config: Callable[[tuple[int, ...]], str] | None = None
     memory_port: bool = False
+    status_registers: int = 0
 
     def __post_init__(self):
         if not (self.name.isidentifier() and self.name.islower()):
@@ -128,10 +134,21 @@ class FuKind:
                              f"has room for at most {MAX_FU_INPUTS} and {MAX_FU_OUTPUTS}")
         if not (isinstance(self.parameters, type) and issubclass(self.parameters, KindParameters)):
             raise ValueError(f"FU kind {self.name!r}: parameters must be a KindParameters subclass")
+        if not 0 <= self.status_registers <= MAX_FU_STATUS_REGISTERS:
+            raise ValueError(f"FU kind {self.name!r}: {self.status_registers} status registers; a tile "
+                             f"passes at most {MAX_FU_STATUS_REGISTERS} to its FU")
         storage = REGISTERS["firings"]          # a FU's own registers lie below the tile's
-        if any(not 0 <= address < storage for address in self.describe_registers):
+        if any(not (0 <= address < storage or self.is_status_register(address))
+               for address in self.describe_registers):
+            status = REGISTERS["fu_status"]
             raise ValueError(f"FU kind {self.name!r}: describe_registers {self.describe_registers} must "
-                             f"be the FU's storage registers, 0..{storage - 1}")
+                             f"be the FU's storage registers, 0..{storage - 1}, or its status registers, "
+                             f"{status:#x}..{status + self.status_registers - 1:#x}")
+
+    def is_status_register(self, address: int) -> bool:
+        """``address`` is one of the FU's read-only status registers."""
+        base = REGISTERS["fu_status"]
+        return base <= address < base + self.status_registers
 
     @property
     def data_dependent(self) -> bool:

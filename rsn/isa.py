@@ -14,7 +14,8 @@ from amaranth.lib import data, enum
 __all__ = [
     "IsaError", "Opcode", "MacMode", "Precision", "BODY_BITS", "BODY_WORDS", "SWITCH_INPUTS",
     "SWITCH_OUTPUTS", "NO_INPUT", "SwitchUop", "MemUop", "MacUop", "AluUop", "Header", "Target",
-    "uop_layout", "uop_layouts", "padded_uop", "REGISTERS", "LINK_BEATS_BITS", "GLOBAL_REGISTERS",
+    "uop_layout", "uop_layouts", "padded_uop", "REGISTERS",
+    "MAX_FU_STATUS_REGISTERS", "LINK_BEATS_BITS", "GLOBAL_REGISTERS",
     "MEMORY_REGISTERS", "BANK_COUNTERS", "BANK_COUNTERS_BASE", "MAX_COUNTED_BANKS", "bank_counter",
     "global_register_addresses",
     "FuPortState", "SwitchPortState", "QUEUED_BITS",
@@ -129,7 +130,9 @@ REGISTERS = {
     "fu_ports": 0x1003,         # FuPortState: where the FU's tokens wait (hang diagnosis)
     "switch_ports": 0x1004,     # SwitchPortState: where the switch's tokens wait
     "link_beats": 0x1010,       # + switch output index
+    "fu_status": 0x2000,        # 0x2000-0x200F: read-only registers of the FU (FuKind.status_registers)
 }
+MAX_FU_STATUS_REGISTERS = 16
 
 # The two diagnostic registers: a snapshot of where tokens wait, read after the watchdog fires
 # so that a hang can be told apart as a program's (a unit stopped early, a count too small) or

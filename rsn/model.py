@@ -229,7 +229,7 @@ class FabricModel:
                 return self.bank_accesses[bank] & 0xFFFF_FFFF
             return 0        # cycles, watchdog and conflict cycles are timing: not modelled
         unit = self.tiles[tile]
-        if address < REGISTERS["firings"]:
+        if address < REGISTERS["firings"] or unit.kind.is_status_register(address):
             return unit.fu.read_word(address) if hasattr(unit.fu, "read_word") else 0
         if address == REGISTERS["firings"]:
             return unit.fu.firings

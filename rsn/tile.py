@@ -174,11 +174,13 @@ class Tile(wiring.Component):
         """Per-tile registers: storage goes to the FU, counters and status are read here."""
         cfg = control.cfg
         storage = cfg.addr < REGISTERS["firings"]
+        status_base, status_count = REGISTERS["fu_status"], self.kind.status_registers
+        status = (cfg.addr >= status_base) & (cfg.addr < status_base + status_count) if status_count else 0
         m.d.comb += [
             fu.cfg.addr.eq(cfg.addr),
             fu.cfg.data.eq(cfg.data),
             fu.cfg.write.eq(cfg.write & storage),
-            fu.cfg.read.eq(cfg.read & storage),
+            fu.cfg.read.eq(cfg.read & (storage | status)),
         ]
         local = Signal(32)
         with m.Switch(cfg.addr):
@@ -197,7 +199,7 @@ class Tile(wiring.Component):
                     m.d.comb += local.eq(count)
         # Read data is due in the cycle after `read`, as the FU's own storage answers.
         local_read, local_data = Signal(), Signal(32)
-        m.d.sync += [local_read.eq(cfg.read & ~storage), local_data.eq(local)]
+        m.d.sync += [local_read.eq(cfg.read & ~storage & ~status), local_data.eq(local)]
         with m.If(local_read):
             m.d.comb += cfg.rdata.eq(local_data)
         with m.Else():

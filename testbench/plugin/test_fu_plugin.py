@@ -1,6 +1,7 @@
 """A FU kind defined in the test suite alone (testbench/plugin/adder_kind.py) runs on the golden
 model and on the Verilated fabric, registered with one line and no change to ``rsn``."""
 
+import dataclasses
 import random
 
 import pytest
@@ -88,3 +89,15 @@ def test_the_verilated_fabric_runs_it_under_back_pressure():
         for tile, firings in rtl.firings.items():
             assert firings == model.firings[tile], f"{profile}: firings of tile {tile}"
             assert rtl.link_beats[tile] == model.link_beats[tile], f"{profile}: link beats of {tile}"
+
+
+def test_a_kind_s_status_registers_are_bounded_and_describable():
+    """A kind may answer up to 16 read-only registers at 0x2000 beside its storage, and describe a
+    hang from them; any other address is refused when the kind is made."""
+    described = dataclasses.replace(ADDER_KIND, status_registers=2, describe_registers=(0x2000, 0x2001))
+    assert described.is_status_register(0x2001) and not described.is_status_register(0x2002)
+    with pytest.raises(ValueError, match="17 status registers; a tile passes at most 16"):
+        dataclasses.replace(ADDER_KIND, status_registers=17)
+    with pytest.raises(ValueError, match=r"or its status registers, 0x2000\.\.0x2001"):
+        dataclasses.replace(ADDER_KIND, status_registers=2, describe_registers=(0x2002,))
+    assert not ADDER_KIND.is_status_register(0x2000)
