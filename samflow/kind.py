@@ -19,18 +19,20 @@ Only primitives with at most 3 inputs and 2 outputs fit a tile (``rsn.fu.MAX_FU_
 
 from dataclasses import dataclass, field
 
-from amaranth.hdl import Module, Mux, Signal
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
 
 from rsn.channels import Channel, UnitModel
 from rsn.fu import FuKind, KindParameters, NoParameters, count_status, fu_signature
-from rsn.isa import padded_uop
+from rsn.isa import REGISTERS, padded_uop
 
 from . import rtl
+from .faults import FAULT_REGISTERS, FaultCode, StreamRules, describe, sides_fault
 from .graph.valued import drop_zero_values
-from .models import MODELS
+from .models import MODELS, ModelError
 from .pairs import pack, pick, unpack
 from .rtl.pairs import PairedJoiner, pair_word, picked_half
+from .rtl.stream_check import StreamCheck
 from .tokens import TokenKind, decode, encode
 
 __all__ = ["SparseKindSpec", "SPARSE_KINDS", "SPARSE_SPECS", "ALU_OPS", "BankParameters", "kind_named"]
@@ -52,6 +54,8 @@ class SparseKindSpec:
     banks: tuple = ()               # (component's bank port, the model's memory name), in storage order
     tied: tuple = ()                # the primitive's inputs a tile leaves idle (the model sees ``D``)
     evaluate: object = None         # (params, memory, inputs) -> (outputs, memory); default MODELS
+    coordinates: dict = field(default_factory=dict)     # input -> 1 coordinates, 2 in a pair's high half
+    aligned: bool = False           # its two inputs close the same fibers (samflow.faults, sides)
 
     # What the tile does around the primitive follows from its micro-op's fields:
     @property
@@ -114,9 +118,10 @@ def _alu_primitive(uop):
     return "multiply" if uop["op"] == ALU_OPS["mul"] else "add"
 
 
+PACKED_SIDES = {"in_side1": 2, "in_side2": 2}
 SPECS = [
     SparseKindSpec("sam_alu", _alu_primitive, lambda w: rtl.Alu(w, "select"), ("in_val1", "in_val2"),
-                   ("val",), {"op": 2}, _alu_runs, _alu_params),
+                   ("val",), {"op": 2}, _alu_runs, _alu_params, aligned=True),
     SparseKindSpec("sam_reduce", "reduce", rtl.Reduce, ("in_val",), ("val",)),
     SparseKindSpec("sam_repeat", "repeat", rtl.Repeat, ("in_ref", "in_repsig"), ("ref",),
                    {"root": 1, "half": 2}),
@@ -124,7 +129,7 @@ SPECS = [
     SparseKindSpec("sam_stkn_drop", "stkn_drop", rtl.StknDrop, ("in_stream",), ("val",)),
     SparseKindSpec("sam_empty_stkn_drop", "empty_stkn_drop", rtl.EmptyStknDrop, ("in_stream",), ("val",)),
     SparseKindSpec("sam_crd_drop", "crd_drop", rtl.CrdDrop, ("in_outer_crd", "in_inner_crd"),
-                   ("outer_crd", "inner_crd")),
+                   ("outer_crd", "inner_crd"), coordinates={"in_outer_crd": 1, "in_inner_crd": 1}),
     SparseKindSpec("sam_dense_scan", "rd_scan_uncompressed", rtl.LevelScanner, ("in_ref",), ("crd", "ref"),
                    {"dim": 16, "root": 1, "half": 2, "pack": 1}, lambda unit, uop: [unit.dim.eq(uop.dim)],
                    lambda uop: {"dim": uop["dim"]}),
@@ -135,9 +140,11 @@ SPECS = [
     SparseKindSpec("sam_array", "array", lambda w, depth: rtl.Array(w, depth), ("in_load_addr",), ("load",),
                    {"half": 2}, banks=(("arr_bank", "init_arr"),), tied=("in_store_addr", "in_store_val")),
     SparseKindSpec("sam_intersect", "intersect", lambda w: PairedJoiner(w, union=False),
-                   ("in_side1", "in_side2"), ("crd", "refs"), evaluate=_joined("intersect")),
+                   ("in_side1", "in_side2"), ("crd", "refs"), evaluate=_joined("intersect"),
+                   coordinates=PACKED_SIDES, aligned=True),
     SparseKindSpec("sam_union", "union", lambda w: PairedJoiner(w, union=True),
-                   ("in_side1", "in_side2"), ("crd", "refs"), evaluate=_joined("union")),
+                   ("in_side1", "in_side2"), ("crd", "refs"), evaluate=_joined("union"),
+                   coordinates=PACKED_SIDES, aligned=True),
     SparseKindSpec("sam_crd_hold", "crd_hold", rtl.CrdHold, ("in_outer_crd", "in_inner_crd"),
                    ("outer_crd", "inner_crd")),
     SparseKindSpec("sam_zero_drop", "zero_value_drop", rtl.ZeroValueDrop, ("in_crd", "in_val"),
@@ -157,22 +164,59 @@ class SparseFu(wiring.Component):
         self._width, self._depth = width, depth
         super().__init__(fu_signature(self.KIND, width))
 
-    def _elaborate_banks(self, m, unit):
-        """The control plane's storage window: bank ``b`` at ``b * depth``; a read answers in the
-        next cycle, as the tile expects."""
-        depth, bits = self._depth, self._depth.bit_length() - 1
-        bank_of = self.cfg.addr[bits:]
-        read_data = Signal(32)
+    def _elaborate_registers(self, m, unit, fault_words):
+        """The control plane: bank ``b`` at ``b * depth`` of the storage window, the fault's words
+        at ``REGISTERS["fu_status"]``; a read answers in the next cycle, as the tile expects."""
         answers = 0
-        for b, (member, _) in enumerate(self.SPEC.banks):
-            host = getattr(unit, member)
-            m.d.comb += [host.we.eq(self.cfg.write & (bank_of == b)), host.waddr.eq(self.cfg.addr[:bits]),
-                         host.wdata.eq(self.cfg.data), host.raddr.eq(self.cfg.addr[:bits])]
-            answers = Mux(bank_of == b, host.rdata, answers)
-        assert len(self.SPEC.banks) * depth <= 4096
+        if self.SPEC.banks:
+            depth, bits = self._depth, self._depth.bit_length() - 1
+            bank_of = self.cfg.addr[bits:12]
+            in_storage = self.cfg.addr < REGISTERS["firings"]
+            assert len(self.SPEC.banks) * depth <= REGISTERS["firings"]
+            for b, (member, _) in enumerate(self.SPEC.banks):
+                host = getattr(unit, member)
+                m.d.comb += [host.we.eq(self.cfg.write & in_storage & (bank_of == b)),
+                             host.waddr.eq(self.cfg.addr[:bits]), host.wdata.eq(self.cfg.data),
+                             host.raddr.eq(self.cfg.addr[:bits])]
+                answers = Mux(bank_of == b, host.rdata, answers)
+        status = REGISTERS["fu_status"]
+        for offset, word in enumerate(fault_words):
+            answers = Mux(self.cfg.addr == status + offset, word, answers)
+        read_data = Signal(32)
         with m.If(self.cfg.read):
             m.d.sync += read_data.eq(answers)
         m.d.comb += self.cfg.rdata.eq(read_data)
+
+    def _elaborate_fault(self, m, unit, started):
+        """The sticky fault (samflow.faults): each input's stream rules, and for an aligned pair of
+        inputs the sides rule; the first break of a run is kept until START."""
+        spec, w = self.SPEC, self._width - 2
+        found = []                       # (condition, code, input, index, kind, value, previous)
+        ports = [getattr(unit, name) for name in spec.inputs]
+        for k, (name, port) in enumerate(zip(spec.inputs, ports, strict=True)):
+            check = m.submodules[f"check_in{k}"] = StreamCheck(
+                w, spec.coordinates.get(name, 0), nesting=name not in REPSIG)
+            m.d.comb += [check.taken.eq(port.valid & port.ready), check.token.eq(port.payload.as_value()),
+                         check.restart.eq(started)]
+            found.append((check.fault, check.code, k, check.index, check.kind, check.value, check.previous))
+        if spec.aligned:
+            (a, b), checks = ports, [m.submodules.check_in0, m.submodules.check_in1]
+            control = [(p.payload.kind == TokenKind.STOP) | (p.payload.kind == TokenKind.DONE)
+                       for p in (a, b)]
+            done = [p.payload.kind == TokenKind.DONE for p in (a, b)]
+            apart = (control[0] & control[1] & (a.payload.as_value() != b.payload.as_value())) \
+                | (~control[0] & done[1]) | (~control[1] & done[0])
+            found.append((a.valid & b.valid & apart, FaultCode.SIDES, 1, checks[1].index, b.payload.kind,
+                          b.payload.value, a.payload.kind.as_value() * 16 + a.payload.value[:4]))
+        head, value, previous = Signal(32), Signal(32), Signal(32)
+        with m.If(self.clear):
+            m.d.sync += [head.eq(0), value.eq(0), previous.eq(0)]
+        with m.Elif(head[:2] == FaultCode.NONE):
+            for condition, code, k, index, kind, token_value, before in reversed(found):
+                with m.If(condition):   # the last assignment wins: the lowest input first
+                    m.d.sync += [head.eq(Cat(code, Const(k, 2), kind, Const(0, 10), index)),
+                                 value.eq(token_value.as_signed()), previous.eq(before)]
+        return head, value, previous
 
     def _root_input(self, m, port, source, incoming, open_, use_root, ended):
         """Input 0 of a root: SAM's root reference (``0``, then ``D``) instead of ``i[0]``."""
@@ -196,10 +240,6 @@ class SparseFu(wiring.Component):
         active = Signal()
         uop = Signal.like(self.uop.payload)
         m.d.comb += self.uop.ready.eq(~active)
-        if spec.banks:
-            self._elaborate_banks(m, unit)
-        else:
-            m.d.comb += self.cfg.rdata.eq(0)
         if spec.runs is not None:
             m.d.comb += spec.runs(unit, uop)
         started = self.uop.valid & self.uop.ready
@@ -244,6 +284,7 @@ class SparseFu(wiring.Component):
             finishing &= each
         with m.If(finishing):
             m.d.sync += [active.eq(0)] + [e.eq(0) for e in ended_inputs + ended_outputs]
+        self._elaborate_registers(m, unit, self._elaborate_fault(m, unit, started))
         first = getattr(unit, spec.outputs[0])         # a drained output's tokens count too
         firing = first.valid & first.ready
         moving = firing
@@ -272,7 +313,9 @@ class SparseModel(UnitModel):
         self.value_width = width - 2
         self.depth = depth
         self.banks = [[0] * depth for _ in self.SPEC.banks]
-        self.gathered, self.pending = None, None
+        self.gathered, self.pending, self.rules = None, None, None
+        self.fault = None               # the run's first samflow.faults.Fault
+        self.stuck = False              # a break of the sides rule: the primitive waits for good
 
     def _bank_word(self, addr: int) -> tuple[list, int]:
         if not 0 <= addr < len(self.banks) * self.depth:
@@ -287,6 +330,9 @@ class SparseModel(UnitModel):
         bank[at] = word - (1 << self.value_width) if word >> (self.value_width - 1) else word
 
     def read_word(self, addr: int) -> int:
+        status = addr - REGISTERS["fu_status"]
+        if 0 <= status < FAULT_REGISTERS:
+            return 0 if self.fault is None else self.fault.words()[status]
         bank, at = self._bank_word(addr)
         return bank[at] & ((1 << self.value_width) - 1)
 
@@ -312,6 +358,34 @@ class SparseModel(UnitModel):
     def _decode(self, port, word):
         return decode(word, self.value_width, repsig=port in REPSIG)
 
+    def _take(self, k: int, token):
+        """The rules over input ``k``'s token as the primitive sees it (its half picked)."""
+        if self.SPEC.half and k == 0:
+            token = pick([token], self.current["half"], self.value_width)[0]
+        fault = self.rules[k].take(token)
+        if self.fault is None:
+            self.fault = fault
+
+    def _sides_apart(self) -> bool:
+        """An aligned pair of inputs that close different fibers (the RTL waits there for good)."""
+        first, second = (self.gathered[port] for port in self.SPEC.inputs)
+        if self.SPEC.half:
+            first = pick(first, self.current["half"], self.value_width)
+        fault = sides_fault(first, second, self._advance)
+        if fault is not None and self.fault is None:
+            self.fault = fault
+        return fault is not None
+
+    def _advance(self, a, b) -> int:
+        """Which of two elements the primitive takes: the ALU both, a joiner the lower coordinate."""
+        if not self.SPEC.coordinates:
+            return 3
+        (_, high_a), (_, high_b) = unpack([a], self.value_width), unpack([b], self.value_width)
+        ca, cb = high_a[0], high_b[0]
+        if ca == "N" or cb == "N" or ca == cb:
+            return 3
+        return 1 if ca < cb else 2
+
     def step(self, inputs: list[Channel], outputs: list[Channel]) -> bool:
         spec = self.SPEC
         if self.current is None:
@@ -319,18 +393,32 @@ class SparseModel(UnitModel):
                 return False
             self.current = self.uops.popleft()
             self.gathered = {port: [] for port in spec.inputs}
+            self.rules = [StreamRules(k, spec.coordinates.get(port, 0), self.value_width,
+                                      nesting=port not in REPSIG) for k, port in enumerate(spec.inputs)]
             if spec.root and self.current["root"]:
                 self.gathered[spec.inputs[0]] = [0, "D"]
             self.pending = None
+        if self.stuck:
+            return False
         if self.pending is None:
             moved = False
-            for port, channel in zip(spec.inputs, inputs, strict=False):
+            for k, (port, channel) in enumerate(zip(spec.inputs, inputs, strict=False)):
                 tokens = self.gathered[port]
                 if (not tokens or tokens[-1] != "D") and channel.can_pop():
                     tokens.append(self._decode(port, channel.pop()))
+                    self._take(k, tokens[-1])
                     moved = True
             if all(tokens and tokens[-1] == "D" for tokens in self.gathered.values()):
-                produced = self._evaluate(self.gathered)
+                if spec.aligned and self._sides_apart():
+                    self.stuck = True
+                    return moved
+                try:
+                    produced = self._evaluate(self.gathered)
+                except ModelError:
+                    if self.fault is None:
+                        raise
+                    self.stuck = True       # the primitive's model refuses what the fault names
+                    return moved
                 self.pending = [[encode(t, self.value_width, repsig=port in REPSIG) for t in produced[port]]
                                 for port in spec.outputs]
                 moved = True
@@ -359,7 +447,15 @@ def _make_kind(spec: SparseKindSpec) -> FuKind:
     banked = {"parameters": BankParameters,
               "storage_words": lambda parameters: len(spec.banks) * parameters.depth} if spec.banks \
         else {"parameters": NoParameters}
-    kind = FuKind(spec.name, len(spec.inputs), len(spec.outputs), layout, 1, fu, model, **banked)
+    status = REGISTERS["fu_status"]
+
+    def described(words):
+        text = describe(words, spec.inputs)
+        return None if text is None else f"fault at {text}"
+    kind = FuKind(spec.name, len(spec.inputs), len(spec.outputs), layout, 1, fu, model, **banked,
+                  status_registers=FAULT_REGISTERS,
+                  describe_registers=tuple(range(status, status + FAULT_REGISTERS)),
+                  describe_config=described)
     fu.KIND = kind
     return kind
 

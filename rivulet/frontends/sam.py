@@ -15,7 +15,7 @@ import numpy as np
 from rsn.fabric_spec import DEFAULT_FABRIC
 from samflow.graph import GraphError, load_graph
 from samflow.graph.cli import REFERENCES, random_tensors
-from samflow.graph.lower import compile_lowered, decode_outputs, lower_graph
+from samflow.graph.lower import compile_lowered, decode_outputs, lower_graph, tile_faults
 
 from .protocol import Case, FrontendError, Options, Workload
 
@@ -68,6 +68,9 @@ class SamGraph:
             expected = known(tensors) if known else lowered.model_run.outputs
 
             def check(compiled, outputs, firings, reads) -> list[str]:
+                faults = tile_faults(lowered, reads) if reads else []
+                if faults:
+                    return faults
                 try:
                     decoded = decode_outputs(lowered, outputs)
                 except GraphError as error:

@@ -12,7 +12,9 @@ give them. Then each node becomes an FU node of its kind (docs/sparse.md, "Graph
   streams unchanged (one value per coordinate), so both become routes, not tiles;
 * a writer is a host output port: the level's stream leaves the fabric, and the host stores it as
   SAM's writer would (:func:`decode_outputs`), so the result needs no bank read-back;
-* an output no edge takes is drained by its tile (the micro-op's ``discard`` bit).
+* an output no edge takes is drained by its tile (the micro-op's ``discard`` bit);
+* after the run the program reads every tile's sticky fault (samflow.faults), and
+  :func:`tile_faults` names the graph node of each that is set.
 
 Joiners (``intersect``, ``union``) and the sparse accumulator have more ports than a tile
 (4 inputs and 3 outputs for a joiner; ``rsn.fu`` allows 3 and 2), so a graph with one is refused
@@ -22,7 +24,9 @@ with the node named.
 from dataclasses import dataclass
 
 from rsn.graph import StreamGraph
+from rsn.isa import REGISTERS
 from rsn.program import Compiled, Program, compile_program
+from samflow.faults import FAULT_REGISTERS, describe
 from samflow.kind import ALU_OPS, SPARSE_SPECS
 from samflow.pairs import empty_half
 from samflow.tokens import decode, is_data
@@ -31,7 +35,8 @@ from .dot import GraphError
 from .primitives import PRIMITIVES
 from .run import GraphRun, RunContext, bind_tensors, check_graph, decode_written, run_graph
 
-__all__ = ["LoweredGraph", "lower_graph", "compile_lowered", "decode_outputs", "NOT_ON_THE_FABRIC"]
+__all__ = ["LoweredGraph", "lower_graph", "compile_lowered", "decode_outputs", "tile_faults",
+           "NOT_ON_THE_FABRIC"]
 
 NOT_ON_THE_FABRIC = {
     "spaccumulator": "the sparse accumulator has no RTL yet (the golden model only)",
@@ -51,6 +56,7 @@ class LoweredGraph:
     program: Program
     graph: object
     writers: dict                   # host port -> the writer node's id
+    nodes: dict                     # program node name -> the graph node it runs
     shapes: dict                    # output tensor -> shape
     model_run: GraphRun             # the graph on the golden models (token counts; not the reference)
     value_width: int
@@ -255,8 +261,11 @@ def lower_graph(graph, tensors: dict, spec, *, name: str | None = None) -> Lower
             else:
                 sinks.append((names[dst.id], _port_index(_kind_of(graph, dst), dst_port, output=False)))
         program_graph.connect(source, sinks, tokens)
-    program = Program(name or graph.name, program_graph, memories=memories)
-    return LoweredGraph(program, graph, host_ports, shapes, model_run, spec.data_width - 2)
+    status = REGISTERS["fu_status"]
+    reads = {tile: [(status + k, None) for k in range(FAULT_REGISTERS)] for tile in names.values()}
+    program = Program(name or graph.name, program_graph, memories=memories, reads=reads)
+    nodes = {tile: graph.nodes[node_id] for node_id, tile in names.items()}
+    return LoweredGraph(program, graph, host_ports, nodes, shapes, model_run, spec.data_width - 2)
 
 
 def compile_lowered(lowered: LoweredGraph, spec, *, seed: int = 0,
@@ -264,6 +273,23 @@ def compile_lowered(lowered: LoweredGraph, spec, *, seed: int = 0,
     """Place, route and assemble a lowered graph, trying placement seeds ``seed ..`` up to
     ``attempts`` of them; the first RouteError is raised if none routes."""
     return compile_program(lowered.program, spec, seed=seed, attempts=attempts)
+
+
+def tile_faults(lowered: LoweredGraph, reads: dict) -> list[str]:
+    """One line per tile whose sticky fault is set after a run (``reads``: the program's reads, per
+    program node), naming the graph node, the input and the token."""
+    lines = []
+    for tile, node in lowered.nodes.items():
+        words = reads.get(tile, [])[:FAULT_REGISTERS]
+        text = describe(words, SPARSE_SPECS[tile_kind(lowered, tile)].inputs) if len(words) == 3 else None
+        if text is not None:
+            lines.append(f"{lowered.graph.source}:{node.line}: {node.where} (tile {tile}): a malformed "
+                         f"stream at run time: {text}")
+    return lines
+
+
+def tile_kind(lowered: LoweredGraph, tile: str) -> str:
+    return lowered.program.graph.nodes[tile].kind
 
 
 def decode_outputs(lowered: LoweredGraph, outputs: dict) -> dict:

@@ -15,8 +15,9 @@ from rivulet.sim.fabric_run import run_many_on_rtl
 from rivulet.sim.seeds import seeds_for
 from rsn.fabric_spec import load_fabric
 from rsn.model import FabricModel
+from rsn.readout import model_register_reads, register_reads, split_register_reads
 from samflow.graph import GraphError, load_graph
-from samflow.graph.lower import compile_lowered, decode_outputs, lower_graph
+from samflow.graph.lower import compile_lowered, decode_outputs, lower_graph, tile_faults
 from testbench.sparse.random_tensors import matrix as _matrix
 from testbench.sparse.random_tensors import scalar as _scalar
 from testbench.sparse.random_tensors import vector as _vector
@@ -76,8 +77,10 @@ def test_a_graph_on_the_fabric_model_equals_scipy(name, n, density):
         print(f"{name} n={n} density={density} seed={seed}")
         graph, tensors, expected = _case(name, n, density, seed)
         lowered = lower_graph(graph, tensors, spec)
-        result = FabricModel(spec).run(compile_lowered(lowered, spec).image, {})
+        compiled, model = compile_lowered(lowered, spec), FabricModel(spec)
+        result = model.run(compiled.image, {})
         assert result.done
+        assert tile_faults(lowered, model_register_reads(model, compiled)) == []
         _check(name, lowered, result.outputs, expected, f"seed {seed}")
 
 
@@ -136,7 +139,8 @@ def test_the_graphs_on_the_verilated_fabric_under_back_pressure_equal_scipy_and_
     cases = [(name, *_case(name, 10, 0.3, seed)) for (name, _), seed in zip(runs, seeds, strict=True)]
     lowered = [lower_graph(graph, tensors, spec) for _, graph, tensors, _ in cases]
     compiled = [compile_lowered(each, spec) for each in lowered]
-    results = run_many_on_rtl(compiled, profiles=[p for _, p in runs], seeds=seeds, case="samflow-graphs")
+    results = run_many_on_rtl(compiled, profiles=[p for _, p in runs], seeds=seeds, case="samflow-graphs",
+                              extra_reads=[register_reads(c) for c in compiled])
     for (name, _graph, _tensors, expected), each, built, (_, profile), seed, rtl in zip(
             cases, lowered, compiled, runs, seeds, results, strict=True):
         model = FabricModel(spec).run(built.image, {})
@@ -144,6 +148,8 @@ def test_the_graphs_on_the_verilated_fabric_under_back_pressure_equal_scipy_and_
         assert set(rtl.outputs) == used, (name, profile)
         assert rtl.outputs == {port: model.outputs[port] for port in used}, f"{name} {profile} seed {seed}"
         _check(name, each, rtl.outputs, expected, f"{profile} seed {seed}")
+        faults = tile_faults(each, split_register_reads(built, rtl.extra))
+        assert faults == [], f"{name} {profile} seed {seed}"
         for tile, firings in rtl.firings.items():
             assert firings == model.firings[tile], f"{name} {profile}: firings of tile {tile}"
 
