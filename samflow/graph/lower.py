@@ -23,6 +23,7 @@ with the node named.
 
 from dataclasses import dataclass
 
+from rsn.checks import MAX_BEATS
 from rsn.graph import StreamGraph
 from rsn.isa import REGISTERS
 from rsn.program import Compiled, Program, compile_program
@@ -260,12 +261,24 @@ def lower_graph(graph, tensors: dict, spec, *, name: str | None = None) -> Lower
                 sinks.append((names[dst.id], int(dst_port[-1]) - 1))
             else:
                 sinks.append((names[dst.id], _port_index(_kind_of(graph, dst), dst_port, output=False)))
-        program_graph.connect(source, sinks, tokens)
+        program_graph.connect(source, sinks, _route_count(graph, src_node, port, sinks, tokens))
     status = REGISTERS["fu_status"]
     reads = {tile: [(status + k, None) for k in range(FAULT_REGISTERS)] for tile in names.values()}
     program = Program(name or graph.name, program_graph, memories=memories, reads=reads)
     nodes = {tile: graph.nodes[node_id] for node_id, tile in names.items()}
     return LoweredGraph(program, graph, host_ports, nodes, shapes, model_run, spec.data_width - 2)
+
+
+def _route_count(graph, node, port: str, sinks: list, tokens: int) -> int | None:
+    """A stream's count for its route: the model's tokens, or none (a static route) for a stream
+    between tiles longer than one switch micro-op counts. The sparse kinds end a micro-op at the
+    stream's ``D``, not at a count, so a static route costs them nothing; a host port needs a count."""
+    if tokens <= MAX_BEATS:
+        return tokens
+    if any(isinstance(sink, str) for sink in sinks):
+        raise _fail(graph, node, f"its {port} stream carries {tokens} tokens to a writer, a host output "
+                                 f"port, which counts at most {MAX_BEATS}; run smaller or sparser tensors")
+    return None
 
 
 def compile_lowered(lowered: LoweredGraph, spec, *, seed: int = 0,

@@ -163,3 +163,29 @@ def test_rivulet_run_takes_a_sam_graph(capsys):
     assert "(SparseAccumulator 1 in0=j in1=i): cannot be placed on the fabric yet" in capsys.readouterr().err
     assert main(["run", str(OUR_GRAPHS / "mat_rowsum_csr.gv"), "-D", "rows=3"]) == 2
     assert "-D rows is not a parameter of a SAM graph run; it takes size" in capsys.readouterr().err
+
+
+def test_a_stream_longer_than_a_switch_micro_op_takes_a_static_route(monkeypatch):
+    """A stream between tiles longer than a micro-op counts runs on a static route (the sparse
+    kinds end at ``D``); one to a writer's host port, which needs a count, is refused. The limit is
+    lowered here so that small tensors cross it."""
+    import samflow.graph.lower as lower
+
+    spec = load_fabric(FABRIC)
+    graph, tensors, expected = _case("spmm_inner", 8, 0.5, 4)
+    counted = lower_graph(graph, tensors, spec).program.graph
+    to_host = max(e.tokens for e in counted.edges if any(counted.nodes[s].is_host for s, _ in e.sinks))
+    long = {(e.source, tuple(e.sinks)) for e in counted.edges if e.tokens > to_host}
+    assert long, "no stream between tiles is longer than the writers' streams"
+    monkeypatch.setattr(lower, "MAX_BEATS", to_host)
+    lowered = lower_graph(graph, tensors, spec)
+    edges = lowered.program.graph.edges
+    assert {(e.source, tuple(e.sinks)) for e in edges if e.tokens is None} == long
+    compiled, model = compile_lowered(lowered, spec), FabricModel(spec)
+    result = model.run(compiled.image, {})
+    assert result.done
+    _check("spmm_inner", lowered, result.outputs, expected, "static routes")
+    monkeypatch.setattr(lower, "MAX_BEATS", to_host - 1)
+    with pytest.raises(GraphError, match=rf"stream carries {to_host} tokens to a writer, a host output port, "
+                                         rf"which counts at most {to_host - 1}"):
+        lower_graph(graph, tensors, spec)
