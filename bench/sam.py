@@ -90,7 +90,7 @@ def _prepare(spec, points):
                 lowered = lower_graph(graph, tensors, spec)
                 compiled = compile_lowered(lowered, spec)
             except Exception as error:      # a bank too small, a stream too long for a micro-op: say so
-                cases.append({**case, "refused": str(error)})
+                cases.append({**case, "refused": str(error).replace(f"{REPO}/", "")})
                 continue
             loaded = sum(len(words) for words in lowered.program.memories.values())
             cases.append({**case, "tensors": tensors, "lowered": lowered, "compiled": compiled,
