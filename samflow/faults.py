@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from amaranth.lib import enum
 
-from .pairs import pick, unpack
+from .pairs import unpack
 from .tokens import is_data, is_stop, stop_level
 
 __all__ = ["FaultCode", "Fault", "FAULT_REGISTERS", "StreamRules", "sides_fault", "describe"]
@@ -181,8 +181,3 @@ def sides_fault(side1: list, side2: list, advance) -> Fault | None:
         else:
             return Fault(FaultCode.SIDES, 1, j, b, a)
     return None
-
-
-def picked(tokens, half: int, value_width: int):
-    """A stream as the primitive sees it through its input's ``half`` (samflow.pairs)."""
-    return pick(tokens, half, value_width) if half else tokens
