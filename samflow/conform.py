@@ -11,10 +11,12 @@ from collections import Counter
 from dataclasses import dataclass
 
 from .models import MODELS, ModelError
+from .skip import HINTS, HintedScan, arrivals_from_schedule, scan_with_hints
 from .suite import Case, SuiteError, VectorFile, load_directory
 from .tokens import is_data, is_stop
 
-__all__ = ["Outcome", "SIMS", "run_model", "model_outcome", "conform", "format_table", "main", "SuiteError"]
+__all__ = ["Outcome", "SIMS", "run_model", "has_hints", "hinted_scan",
+           "model_outcome", "conform", "format_table", "main", "SuiteError"]
 
 
 @dataclass
@@ -44,9 +46,8 @@ def timing_reason(primitive: str, case: Case) -> str | None:
     """Why a schedule-dependent case cannot run on a timing-free model, or None if it can."""
     if not case.schedule_dependent:
         return None
-    if primitive == "rd_scan_compressed" and case.inputs.get("in_crd_skip"):
-        return ("skip hints act wherever SAM's scanner is in its own cycle when they arrive; "
-                "not modelled")
+    if has_hints(primitive, case):
+        return None     # modelled in SAM's timing on the recorded schedule (samflow.skip)
     if primitive == "repeat":
         cycles = {port: next((c for c, ports in enumerate(case.schedule) if port in ports), None)
                   for port in ("in_ref", "in_repsig")}
@@ -95,8 +96,24 @@ def _memory_setup(case: Case) -> dict:
     return memory
 
 
+def has_hints(primitive: str, case: Case) -> bool:
+    """A compressed scanner's case that feeds its skip input."""
+    return primitive == "rd_scan_compressed" and bool(case.inputs.get(HINTS))
+
+
+def hinted_scan(case: Case) -> HintedScan:
+    """A hinted scan in SAM's timing: on the case's recorded schedule, or fed as the suite feeds
+    a case without one (a token per port per cycle)."""
+    arrivals = None
+    if case.schedule:
+        arrivals = {port: arrivals_from_schedule(case.schedule, port) for port in ("in_ref", HINTS)}
+    return scan_with_hints(case.memory, case.inputs, arrivals)
+
+
 def run_model(primitive: str, case: Case):
     """The golden model's (outputs, memory_out) for one case."""
+    if has_hints(primitive, case):
+        return hinted_scan(case).outputs, {}
     return MODELS[primitive](case.params, _memory_setup(case), case.inputs)
 
 

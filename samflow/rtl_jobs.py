@@ -14,16 +14,21 @@ from amaranth.hdl import Module, Shape
 from amaranth.lib import wiring
 
 from . import rtl
-from .conform import Outcome, timing_reason
+from .conform import Outcome, has_hints, hinted_scan, timing_reason
+from .models import ModelError
+from .skip import HINTS
 from .suite import REPSIG_PORTS, Case, VectorFile
 from .tokens import TokenError, encode, is_data
 
 __all__ = ["WIDTH", "BANK_DEPTH", "RTL_PRIMITIVES", "SparsePrimitives", "rtl_jobs", "case_outcomes",
-           "RECORDED_SCHEDULE", "top_inputs"]
+           "RECORDED_SCHEDULE", "HINT_LOCKSTEP", "top_inputs"]
 
 WIDTH = 33              # the conformance build's data width: signed values and SAM's 32-bit bit vectors
 BANK_DEPTH = 1024       # words per bank: SAM's own default array size
 RECORDED_SCHEDULE = "recorded_schedule"
+# A hinted scan's exact run: each hint offered once the scanner has emitted the tokens it had
+# emitted when the hint arrived in SAM's timing (samflow.skip), the outputs held until then.
+HINT_LOCKSTEP = "hint_lockstep"
 
 
 @dataclass(frozen=True)
@@ -40,7 +45,8 @@ def _neg_flags(params):
 
 RTL_PRIMITIVES = {
     "rd_scan_uncompressed": RtlPrimitive(lambda w: rtl.LevelScanner(w), lambda p: {"dim": p.get("dim", 0)}),
-    "rd_scan_compressed": RtlPrimitive(lambda w: rtl.LevelScanner(w, compressed=True, depth=BANK_DEPTH),
+    "rd_scan_compressed": RtlPrimitive(lambda w: rtl.LevelScanner(w, compressed=True, depth=BANK_DEPTH,
+                                                                  skip=True),
                                        banks_in={"seg_arr": "seg_bank", "crd_arr": "crd_bank"}),
     "repeat": RtlPrimitive(rtl.Repeat),
     "repeat_sig_gen": RtlPrimitive(rtl.RepeatSigGen),
@@ -125,8 +131,6 @@ def _job(top: SparsePrimitives, vectors: VectorFile, case: Case):
     reason = timing_reason(vectors.primitive, case)
     if reason:
         return None, reason
-    if vectors.primitive == "rd_scan_compressed" and case.inputs.get("in_crd_skip"):
-        return None, "the scanner's skip input is not built"
     if vectors.primitive == "bv" and any(is_data(t) and not 0 <= t < WIDTH for t in case.inputs["in_crd"]):
         return None, f"a coordinate does not fit a {WIDTH}-bit word"
     prefix = vectors.primitive + "__"
@@ -135,8 +139,7 @@ def _job(top: SparsePrimitives, vectors: VectorFile, case: Case):
         if method == "resize":
             memory["init_arr"] = [0] * arguments[0]
     try:
-        inputs = {prefix + port: _encode_stream(port, tokens) for port, tokens in case.inputs.items()
-                  if not (vectors.primitive == "rd_scan_compressed" and port == "in_crd_skip")}
+        inputs = {prefix + port: _encode_stream(port, tokens) for port, tokens in case.inputs.items()}
         outputs = {prefix + port: _encode_stream(port, tokens) for port, tokens in case.outputs.items()}
         loads = {}
         for name, bank in primitive.banks_in.items():
@@ -153,8 +156,18 @@ def _job(top: SparsePrimitives, vectors: VectorFile, case: Case):
     except TokenError as error:
         return None, f"does not fit the {WIDTH}-bit build: {error}"
     schedule = None
-    if case.schedule_dependent:
+    if case.schedule_dependent and not has_hints(vectors.primitive, case):
         schedule = [[prefix + port for port in ports] for ports in case.schedule]
+    hinted = None
+    if has_hints(vectors.primitive, case):
+        # Under random stalls any timing of the hints is as good as another, so the output is
+        # checked against the skip rules; the lock-step run replays SAM's timing exactly.
+        try:
+            visible_after = hinted_scan(case).visible_after
+        except ModelError as error:
+            return None, f"the model refuses the case: {error}"
+        hinted = {"memory": case.memory, "inputs": case.inputs, "hints": prefix + HINTS,
+                  "crd": prefix + "crd", "visible_after": visible_after}
     settings = primitive.config(case.params) if primitive.config else {}
     for name, value in settings.items():
         bits = Shape.cast(top.units[vectors.primitive].signature.members[name].shape).width
@@ -168,7 +181,7 @@ def _job(top: SparsePrimitives, vectors: VectorFile, case: Case):
     return {"file": vectors.path.name, "primitive": vectors.primitive, "case": case.name,
             "inputs": inputs, "outputs": outputs, "unrecorded": unrecorded, "loads": loads, "reads": reads,
             "config": config,
-            "schedule": schedule, "repsig": repsig}, None
+            "schedule": schedule, "hinted": hinted, "repsig": repsig}, None
 
 
 def rtl_jobs(files, top: SparsePrimitives):

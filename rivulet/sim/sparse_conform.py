@@ -9,7 +9,7 @@ import json
 
 from amaranth.hdl import Fragment
 
-from samflow.rtl_jobs import WIDTH, SparsePrimitives, case_outcomes, rtl_jobs, top_inputs
+from samflow.rtl_jobs import HINT_LOCKSTEP, WIDTH, SparsePrimitives, case_outcomes, rtl_jobs, top_inputs
 
 from .run_dirs import run_directory
 from .seeds import base_seed, seeds_for
@@ -23,7 +23,8 @@ def run_rtl(files, *, profiles=None, seeds=None, once=(), say=print):
     """Outcomes on the RTL for every case of ``files`` (unsupported ones with their reason).
 
     Every case runs under each profile and seed; the cases of the files in ``once`` run a single
-    time (no stalls, the first seed), for checks that only need to see a verdict.
+    time (no stalls, the first seed; a hinted scan in lock step), for checks that only need to see
+    a verdict.
     """
     files = list(files)
     once = list(once)
@@ -38,8 +39,8 @@ def run_rtl(files, *, profiles=None, seeds=None, once=(), say=print):
     say(f"RTL: {len(jobs)} cases x {len(profiles)} stall profiles x {len(seeds)} seeds {seeds} "
         f"(replay: RIVULET_SEED={base_seed()})")
     for job in jobs:
-        if job["file"] in single:
-            job["runs"] = [[profiles[0], seeds[0]]]
+        if job["file"] in single:       # a hinted scan's exact run is its lock-step one
+            job["runs"] = [[HINT_LOCKSTEP, 0] if job["hinted"] else [profiles[0], seeds[0]]]
     built = build_design(f"samflow-primitives-w{WIDTH}", top, what="the sparse primitives")
     with run_directory("samflow-conform") as directory:
         setup, results = directory / "jobs.json", directory / "results.jsonl"

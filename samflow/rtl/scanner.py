@@ -22,18 +22,27 @@ class LevelScanner(wiring.Component):
     coordinates ``crd[p]``, from the scanner's own ``seg`` and ``crd`` banks of ``depth`` words.
     A stop on ``in_ref`` right after a reference is raised one level and closes that fiber (so
     the scanner waits for the next input token before closing); any other stop is raised and
-    passed; ``N`` gives ``N`` and a stop. One coordinate per cycle inside a fiber. SAM's skip
-    input (galloping) is not built.
+    passed; ``N`` gives ``N`` and a stop. One coordinate per cycle inside a fiber.
+
+    ``skip=True`` (compressed only) adds SAM's ``in_crd_skip``: hints from an intersecter, with the
+    rules of :mod:`samflow.skip`. Before each coordinate it emits, the scanner takes the hint on
+    offer, if any: a data hint ``h`` first drops the coordinates below ``h``, one per cycle and
+    without an output (so a hint also saves the tokens downstream), a stop hint ends the fiber.
+    Hints of fibers already closed (counted in ``owed``) are drained as they come, in any state.
     """
 
-    def __init__(self, width: int, compressed: bool = False, depth: int = 64):
-        self._width, self.compressed, self.depth = width, compressed, depth
+    def __init__(self, width: int, compressed: bool = False, depth: int = 64, skip: bool = False):
+        if skip and not compressed:
+            raise ValueError("LevelScanner: skip hints need a compressed level (compressed=True)")
+        self._width, self.compressed, self.depth, self.skip = width, compressed, depth, skip
         members = {"in_ref": In(token_stream(width)),
                    "crd": Out(token_stream(width)), "ref": Out(token_stream(width))}
         if compressed:
             members |= {"seg_bank": In(host_port(width, depth)), "crd_bank": In(host_port(width, depth))}
         else:
             members |= {"dim": In(width)}
+        if skip:
+            members |= {"in_crd_skip": In(token_stream(width))}
         super().__init__(members)
 
     def elaborate(self, platform):
@@ -52,6 +61,7 @@ class LevelScanner(wiring.Component):
             first = r * self.dim
             last = first + self.dim
             coordinate = position - base
+        hints = _Hints(m, self.in_crd_skip, self._width) if self.skip else None
 
         with m.FSM():
             with m.State("IDLE"):
@@ -71,16 +81,29 @@ class LevelScanner(wiring.Component):
                         with m.Case(TokenKind.STOP):
                             emit(m, crd, TokenKind.STOP, i.payload.value + 1)
                             emit(m, ref, TokenKind.STOP, i.payload.value + 1)
+                            if hints:
+                                hints.closed()
                         with m.Case(TokenKind.DONE):
                             emit(m, crd, TokenKind.DONE)
                             emit(m, ref, TokenKind.DONE)
             with m.State("SCAN"):
-                with m.If(outputs_free):
-                    emit(m, crd, TokenKind.DATA, coordinate)
-                    emit(m, ref, TokenKind.DATA, position)
-                    m.d.sync += position.eq(position + 1)
-                    with m.If(position + 1 == end):
+                last = position + 1 == end
+                if hints:
+                    with m.If(hints.stop):              # the fiber ends here
+                        hints.take()
                         m.next = "CLOSE"
+                    with m.Elif(hints.above(coordinate)):   # drop one coordinate below the hint
+                        m.d.sync += position.eq(position + 1)
+                        with m.If(last):
+                            hints.take()
+                            m.next = "CLOSE"
+                    with m.Elif(outputs_free):
+                        with m.If(hints.fresh):             # the hint is at or below this coordinate
+                            hints.take()
+                        self._emit_coordinate(m, coordinate, position, last)
+                else:
+                    with m.If(outputs_free):
+                        self._emit_coordinate(m, coordinate, position, last)
             with m.State("CLOSE"):
                 with m.If(i.valid & outputs_free):
                     raised = kind == TokenKind.STOP
@@ -88,5 +111,50 @@ class LevelScanner(wiring.Component):
                     level = Mux(raised, i.payload.value + 1, 0)
                     emit(m, crd, TokenKind.STOP, level)
                     emit(m, ref, TokenKind.STOP, level)
+                    if hints:
+                        hints.closed()
                     m.next = "IDLE"
         return m
+
+    def _emit_coordinate(self, m, coordinate, position, last):
+        emit(m, self.crd, TokenKind.DATA, coordinate)
+        emit(m, self.ref, TokenKind.DATA, position)
+        m.d.sync += position.eq(position + 1)
+        with m.If(last):
+            m.next = "CLOSE"
+
+
+class _Hints:
+    """The skip input's bookkeeping (samflow.skip): a hint is *fresh* when no closed fiber still
+    owes its stop; stale hints are drained here, fresh ones taken by the scanner's ``take``."""
+
+    def __init__(self, m, port, width: int):
+        self._m, self._port = m, port
+        owed = Signal(width, name="hints_owed")       # stops of the hint stream owed by closed fibers
+        stop_taken = Signal(name="hint_stop_taken")   # the current fiber's stop hint has been taken
+        self._stop_taken = stop_taken
+        kind = port.payload.kind
+        self.fresh = port.valid & (owed == 0) & ~stop_taken
+        self.stop = self.fresh & (kind == TokenKind.STOP)
+        self._data = self.fresh & (kind == TokenKind.DATA)
+        self._value = port.payload.value
+        self._closing = Signal(name="hint_fiber_closing")
+        stale_stop = port.valid & (owed != 0) & (kind == TokenKind.STOP)
+        with m.If(port.valid & (owed != 0)):
+            m.d.comb += port.ready.eq(1)
+        m.d.sync += owed.eq(owed + (self._closing & ~stop_taken) - stale_stop)
+        with m.If(self._closing):
+            m.d.sync += stop_taken.eq(0)
+
+    def above(self, coordinate):
+        """A fresh data hint lies above ``coordinate``, which must therefore be dropped."""
+        return self._data & (coordinate.as_signed() < self._value)
+
+    def take(self):
+        self._m.d.comb += self._port.ready.eq(1)
+        with self._m.If(self._port.payload.kind == TokenKind.STOP):
+            self._m.d.sync += self._stop_taken.eq(1)
+
+    def closed(self):
+        """The scanner emits a stop this cycle: it owns one stop of the hint stream."""
+        self._m.d.comb += self._closing.eq(1)

@@ -13,6 +13,7 @@ from rivulet.sim.sparse_conform import run_rtl
 from rivulet.sim.streams import PROFILES
 from samflow.suite import load_directory
 
+from .hinted_cases import hinted_file, random_hinted
 from .random_cases import SUITE, random_files
 from .spec_cases import spec_files
 from .test_conform_model import EXPECTED, SCHEDULED
@@ -21,14 +22,19 @@ needs_suite = pytest.mark.skipif(not SUITE.is_dir(), reason="SAM peer suite not 
 
 
 def _mutants(files):
-    """Copies of three cases with one expectation changed each: the RTL runs must fail them."""
+    """Copies of five cases with one expectation changed each: the RTL runs must fail them (the
+    hinted scan's in its lock-step run, whose output is exact)."""
     by_name = {vectors.primitive: vectors for vectors in files}
     mutants = []
     for primitive, change in (("add", "token"), ("reduce", "missing"), ("wr_scan_vals", "memory"),
-                              ("intersect", "extra")):
+                              ("intersect", "extra"), ("rd_scan_compressed", "hinted")):
         vectors = by_name[primitive]
         case = copy.deepcopy(vectors.cases[0])
-        if change == "token":
+        if change == "hinted":      # SAM's last hinted scan, one kept coordinate changed to another
+            case = copy.deepcopy(vectors.cases[-1])
+            assert case.inputs["in_crd_skip"] and case.outputs["crd"][:2] == [389, 606]
+            case.outputs["crd"][1], case.outputs["ref"][1] = 486, 3
+        elif change == "token":
             case.outputs["val"][2] += 1
         elif change == "missing":
             case.outputs["val"].remove("S0")
@@ -49,23 +55,29 @@ def test_rtl_conforms_to_the_suite_and_to_numpy_under_every_stall_profile():
     seeds = seeds_for("samflow:rtl", 2)
     print(f"RTL conformance seeds={seeds}")
     randoms = random_files(seeds[0], 3)
+    hinted = hinted_file(random_hinted(seeds[0], 12))
     specs = spec_files()
-    outcomes = run_rtl(suite + randoms + specs, once=_mutants(suite), profiles=list(PROFILES), seeds=seeds)
+    outcomes = run_rtl(suite + randoms + [hinted] + specs, once=_mutants(suite), profiles=list(PROFILES),
+                       seeds=seeds)
     mutants = [o for o in outcomes if o.file.startswith("mutant_")]
     rest = [o for o in outcomes if not o.file.startswith("mutant_")]
     failed = [f"{o.file} {o.case}: {o.detail}" for o in rest if o.status == "failed"]
     assert not failed, "\n".join(failed)
-    assert [o.status for o in mutants] == ["failed"] * 4, [o.detail for o in mutants]
+    assert [o.status for o in mutants] == ["failed"] * 5, [o.detail for o in mutants]
     counts = Counter((o.primitive, o.status) for o in rest if not o.file.startswith(("random_", "spec_")))
     for primitive, (passed, unsupported) in EXPECTED.items():
         got = (counts[primitive, "passed"], counts[primitive, "unsupported"])
         assert got == (passed, unsupported), primitive
-    assert sum(o.status == "passed" for o in rest if o.file.startswith("random_")) == 6 * 3
+    assert sum(o.status == "passed" for o in rest if o.file.startswith("random_")) == 6 * 3 + 12
     assert sum(o.status == "passed" for o in rest if o.file.startswith("spec_")) == 9
-    # Every case ran under every profile and seed; schedule-dependent ones on their recorded schedule too.
+    # Every case ran under every profile and seed; schedule-dependent ones on their recorded schedule
+    # too, and hinted scans once more in lock step with SAM's timing.
     runs = len(PROFILES) * len(seeds)
+    hinted_names = {case.name for files in (suite, [hinted]) for vectors in files for case in vectors.cases
+                    if case.inputs.get("in_crd_skip")}
     for outcome in rest:
         if outcome.status == "passed":
             scheduled = outcome.primitive in SCHEDULED and not outcome.file.startswith("spec_")
+            scheduled |= outcome.case in hinted_names
             expected = runs + 1 if scheduled else runs     # a hand-written case has no recorded schedule
             assert outcome.detail.startswith(f"{expected} runs"), (outcome.case, outcome.detail)
