@@ -8,8 +8,6 @@ per switch output (per phase, for a program in phases: docs/rsn-phases.md). Each
 re-derives everything from the fabric, so it verifies the router rather than trusting it.
 """
 
-from amaranth.hdl import Shape
-
 from rsn import isa
 from rsn.fabric_spec import DIRECTIONS, FabricError, FabricSpec
 from rsn.fu_kinds import UnknownKindError, find_kind, fu_kind, fu_kinds, kind_names
@@ -19,7 +17,8 @@ __all__ = ["ProgramError", "MAX_BEATS", "tokens_per_port", "node_tokens", "check
            "check_host_ports", "check_pins", "check_phases", "check_tokens", "check_cycles", "check_program",
            "check_placement", "check_routing"]
 
-MAX_BEATS = (1 << Shape.cast(isa.SwitchUop["beats"].shape).width) - 1   # one switch micro-op
+# The most tokens a counted stream carries: one switch micro-op's beats, its high bits included.
+MAX_BEATS = (1 << isa.field_width(isa.SwitchUop, "beats")) - 1
 _FU_BASE = 4                    # switch input 4+k = FU output k; switch output 4+k = FU input k
 
 
@@ -168,8 +167,10 @@ def _check_edge_tokens(graph: StreamGraph, edge):
         _check_open_edge(graph, edge)
         return
     if not 1 <= edge.tokens <= MAX_BEATS:
-        raise ProgramError(f"stream {edge} carries {edge.tokens} tokens; a stream carries 1.."
-                           f"{MAX_BEATS} (one switch micro-op's beats); split it into several streams")
+        raise ProgramError(f"stream {edge} carries {edge.tokens:,} tokens; a counted stream carries 1.."
+                           f"{MAX_BEATS:,} (one switch micro-op's beats); give it less data (several "
+                           f"runs), or leave it open (tokens=None) if it joins units whose counts "
+                           f"depend on the data")
     name, port = edge.source
     node = graph.nodes[name]
     if port >= node.n_out:

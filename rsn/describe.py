@@ -16,6 +16,7 @@ from .isa import (
     Header,
     Opcode,
     Target,
+    high_bits_of,
     uop_layouts,
 )
 
@@ -27,6 +28,8 @@ def _layout_fields(layout: data.StructLayout) -> list[dict]:
     for name, field in layout:
         shape = field.shape
         entry = {"name": name, "offset": field.offset, "width": Shape.cast(shape).width}
+        if high_bits_of(layout, name) is not None:      # a count's high bits (rsn.isa.HIGH_SUFFIX)
+            entry["high_bits_of"] = high_bits_of(layout, name)
         if isinstance(shape, data.ArrayLayout):
             entry.update(elements=shape.length, element_width=Shape.cast(shape.elem_shape).width)
         elif isinstance(shape, type):

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from .channels import Channel
 from .fabric_spec import DIRECTIONS
+from .link_fault import AT_BITS
 
 __all__ = ["Fault", "FaultError", "parse_fault", "FaultyLink", "KINDS", "PERMANENT"]
 
@@ -85,6 +86,9 @@ def parse_fault(text: str, spec) -> Fault:
     if at < (1 if counted else 0):
         what = "a token number (from 1)" if counted else "a count (from 0)"
         raise FaultError(f"fault {text!r}: @{at} must be {what}")
+    if kind != "stop" and at >= 1 << AT_BITS:
+        raise FaultError(f"fault {text!r}: @{at} is beyond what a link's fault gate counts (a route's "
+                         f"beats, at most {(1 << AT_BITS) - 1}); choose a smaller @")
     bit = 0 if found["bit"] is None else int(found["bit"])
     if found["bit"] is not None and kind != "corrupt":
         raise FaultError(f"fault {text!r}: /BIT applies to corrupt faults only")

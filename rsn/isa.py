@@ -8,7 +8,7 @@ See docs/rsn-architecture.md for the meaning of each field.
 
 import enum as python_enum
 
-from amaranth.hdl import Shape, signed
+from amaranth.hdl import Cat, Shape, signed, unsigned
 from amaranth.lib import data, enum
 
 __all__ = [
@@ -19,7 +19,7 @@ __all__ = [
     "MEMORY_REGISTERS", "BANK_COUNTERS", "BANK_COUNTERS_BASE", "MAX_COUNTED_BANKS", "bank_counter",
     "global_register_addresses",
     "FuPortState", "SwitchPortState", "QUEUED_BITS",
-    "encode", "decode", "body_words",
+    "HIGH_SUFFIX", "high_bits_of", "field_width", "joined_field", "encode", "decode", "body_words",
     "body_from_words", "packet", "tile_mask",
 ]
 
@@ -63,6 +63,12 @@ def padded_uop(fields: dict) -> data.StructLayout:
     return data.StructLayout(fields)
 
 
+# A count wider than the bits left beside it goes on in a field of its own at the end of the
+# layout, named ``<field>_high``, so that every encoding made before it stays bit-identical.
+# encode and decode join the two parts: a caller writes and reads one value, ``<field>``, and the
+# RTL joins them with :func:`joined_field`; :func:`field_width` is the joined width.
+HIGH_SUFFIX = "_high"
+
 SwitchUop = padded_uop({
     "beats": 16,                                        # 0: a static route, never ends
     "enable": SWITCH_OUTPUTS,                           # outputs this micro-op routes
@@ -73,6 +79,11 @@ SwitchUop = padded_uop({
     # token). A flag rather than a micro-op of its own: it costs no image words and no issue
     # cycle, and it sits in bits that were reserved, so every unfenced encoding is unchanged.
     "fence": 1,
+    # The beat count's high bits: a counted stream (a host port's above all) may carry up to
+    # 2**24 - 1 tokens in one route, so it never has to be split into several micro-ops (which,
+    # issued in order, could wait on each other). 8 bits, not 16: measured on ECP5, each bit
+    # costs every output's remaining-beats counter and link beat counter (docs/rsn-architecture.md).
+    "beats_high": 8,
 })
 
 MemUop = padded_uop({
@@ -166,9 +177,6 @@ SwitchPortState = _padded_register({
     # switch input k is offered a token that the switch does not take
     "waiting": SWITCH_INPUTS,
 })
-# The link_beats registers count modulo 2**LINK_BEATS_BITS: the width of a route's `beats` field,
-# so one route's count is exact; the read value is zero-extended to 32 bits.
-LINK_BEATS_BITS = 16
 
 # Global registers: READ (and, for the two memory registers, WRITE) with all-zero target masks.
 # mem_address and mem_data are the host's path into the fabric's shared memory, through the
@@ -204,9 +212,41 @@ def global_register_addresses() -> set[int]:
 
 
 def _fields(layout):
+    """The fields a caller names: not the reserved bits, nor a ``<field>_high`` continuation."""
     for name, field in layout:
-        if name != "reserved":
+        if name != "reserved" and high_bits_of(layout, name) is None:
             yield name, field
+
+
+def high_bits_of(layout: data.StructLayout, name: str) -> str | None:
+    """The field whose high bits field ``name`` of ``layout`` holds, or None."""
+    names = {other for other, _ in layout}
+    low = name.removesuffix(HIGH_SUFFIX)
+    return low if low != name and name in names and low in names else None
+
+
+def _high_part(layout: data.StructLayout, name: str):
+    """The ``<name>_high`` field of ``layout``, or None."""
+    return next((field for other, field in layout if other == name + HIGH_SUFFIX), None)
+
+
+def field_width(layout: data.StructLayout, name: str) -> int:
+    """The width of field ``name`` of ``layout``, its ``_high`` continuation included."""
+    high = _high_part(layout, name)
+    return Shape.cast(layout[name].shape).width + (Shape.cast(high.shape).width if high else 0)
+
+
+def joined_field(view, name: str):
+    """The value of field ``name`` of a layout ``view`` (an RTL signal), joined with its
+    ``_high`` continuation, so that hardware reads the whole count as the assembler wrote it."""
+    layout = data.Layout.cast(view.shape())
+    part = view[name]
+    return Cat(part, view[name + HIGH_SUFFIX]) if _high_part(layout, name) else part
+
+
+# The link_beats registers count modulo 2**LINK_BEATS_BITS: the width of a route's beat count, so
+# one route's count is exact; the read value is zero-extended to 32 bits.
+LINK_BEATS_BITS = field_width(SwitchUop, "beats")
 
 
 def _check_scalar(name: str, shape, value) -> int:
@@ -257,6 +297,11 @@ def encode(layout: data.StructLayout, fields: dict) -> int:
             for index, element in enumerate(elements):
                 raw = _check_scalar(f"{name}[{index}]", field.shape.elem_shape, element)
                 bits |= raw << (field.offset + index * element_width)
+        elif (high := _high_part(layout, name)) is not None:
+            raw = _check_scalar(name, unsigned(field_width(layout, name)), value)
+            low_width = Shape.cast(field.shape).width
+            bits |= (raw & ((1 << low_width) - 1)) << field.offset
+            bits |= (raw >> low_width) << high.offset
         else:
             bits |= _check_scalar(name, field.shape, value) << field.offset
     return bits
@@ -284,6 +329,9 @@ def decode(layout: data.StructLayout, bits: int) -> dict:
         else:
             width = Shape.cast(field.shape).width
             fields[name] = _unpack_scalar(field.shape, (bits >> field.offset) & ((1 << width) - 1))
+            if (high := _high_part(layout, name)) is not None:
+                high_width = Shape.cast(high.shape).width
+                fields[name] |= ((bits >> high.offset) & ((1 << high_width) - 1)) << width
     return fields
 
 

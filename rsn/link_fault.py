@@ -20,11 +20,13 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from .fabric_spec import DIRECTIONS
+from .isa import LINK_BEATS_BITS
 
 __all__ = ["LinkFault", "fault_links", "FAULT_KINDS", "AT_BITS"]
 
 FAULT_KINDS = {"stuck": 1, "drop": 2, "corrupt": 3}
-AT_BITS = 16
+# A fault may act at any token of a route: the gate counts transfers as wide as a link's beats.
+AT_BITS = LINK_BEATS_BITS
 
 
 def fault_links(spec) -> list[tuple]:

@@ -15,7 +15,7 @@ from amaranth.lib.wiring import In, Out
 from hw.params import ParameterError, check_int
 from hw.skid_buffer import SkidBuffer
 from rsn.fu import MAX_FU_INPUTS, MAX_FU_OUTPUTS
-from rsn.isa import LINK_BEATS_BITS, SwitchUop
+from rsn.isa import LINK_BEATS_BITS, SwitchUop, field_width, joined_field
 
 __all__ = ["Switch", "NEIGHBOURS"]
 
@@ -64,7 +64,7 @@ class Switch(wiring.Component):
     until ``clear``. A static route (``beats`` 0) never ends and counts for neither: it is a wire,
     so a program of open streams ends when no unit is busy and no buffer holds a token
     (docs/ripple.md, "Open counts"). ``beats[j]`` counts
-    tokens transferred on ``o[j]``, modulo ``2**LINK_BEATS_BITS`` (16 bits: a route's count).
+    tokens transferred on ``o[j]``, modulo ``2**LINK_BEATS_BITS`` (the width of a route's count).
     ``clear`` zeroes ``beats`` and ``finished`` and wins over an
     increment or a rise in the same cycle (a ``last`` micro-op's end is then reported a cycle
     later). ``held[j]`` is the number of tokens in output ``j``'s skid buffer (0..2), for the
@@ -173,6 +173,7 @@ class Switch(wiring.Component):
     def _elaborate_issue(self, m, routes):
         """Issue the head micro-op into its (idle) outputs; count down and end routes."""
         head = self.uop.payload
+        beats = joined_field(head, "beats")
         enable = Signal(self.n_outputs)
         issue = Signal()
         m.d.comb += [
@@ -187,8 +188,8 @@ class Switch(wiring.Component):
                 m.d.sync += [
                     routes.active[j].eq(1),
                     routes.select[j].eq(Cat(head.select[j] == k for k in range(self.n_inputs))),
-                    routes.remaining[j].eq(head.beats),
-                    routes.counted[j].eq(head.beats != 0),
+                    routes.remaining[j].eq(beats),
+                    routes.counted[j].eq(beats != 0),
                 ]
             with m.Elif(routes.take[j] & (routes.remaining[j] != 0)):
                 m.d.sync += routes.remaining[j].eq(routes.remaining[j] - 1)
@@ -210,7 +211,7 @@ class Switch(wiring.Component):
         last_pending = Signal(self.n_outputs)   # outputs still routing for a `last` micro-op
         last_issued = Signal()                  # a `last` micro-op issued, finished not yet set
         # Only counted routes end, so only they hold `finished` back; a static route is a wire.
-        issue_last = issue & self.uop.payload.last & (self.uop.payload.beats != 0)
+        issue_last = issue & self.uop.payload.last & (joined_field(self.uop.payload, "beats") != 0)
         m.d.sync += last_pending.eq((last_pending & ~routes.ending) |
                                     (enable & issue_last.replicate(self.n_outputs)))
         all_ended = last_issued & ~last_pending.any()
@@ -240,13 +241,14 @@ class _Routes:
         # One-hot input of each output's route; all zero while the output is idle, so that it
         # is also "output j uses input k" without gating by `active`.
         self.select = [Signal(n_inputs, name=f"select{j}") for j in range(n_outputs)]
-        self.remaining = [Signal(16, name=f"remaining{j}") for j in range(n_outputs)]
+        self.remaining = [Signal(field_width(SwitchUop, "beats"), name=f"remaining{j}")
+                          for j in range(n_outputs)]
         # delivered[k][j]: output j took input k's current token; cleared when it retires. Kept
         # per input rather than per output, so an output that ends its route and is routed to
         # the same input again before that token retires does not take it twice.
         self.delivered = [Signal(n_outputs, name=f"delivered{k}") for k in range(n_inputs)]
         # Output j has a counted (not static) route: active & (remaining != 0), kept as a register
-        # of its own so that the fence's condition is an OR of flip-flops, not of 16-bit compares
+        # of its own so that the fence's condition is an OR of flip-flops, not of wide compares
         # in the issue path (which, computed, took hundreds of LUTs on ECP5).
         self.counted = Signal(n_outputs)
         self.take = Signal(n_outputs)           # output j moves a token into its buffer

@@ -116,6 +116,8 @@ def test_generate_fabric_writes_verilog_and_description(tmp_path):
     assert {port["name"] for port in description["host_ports"]} == {"in0", "in1", "out0", "out1"}
     assert description["micro_ops"]["switch"][0] == {"name": "beats", "offset": 0, "width": 16,
                                                      "signed": False}
+    high = next(field for field in description["micro_ops"]["switch"] if field["name"] == "beats_high")
+    assert high["high_bits_of"] == "beats"
     text = (tmp_path / "rivulet_fabric.v").read_text()
     for port in ("ctrl__payload", "readback__valid", "in0__ready", "out1__payload", "done", "stalled"):
         assert re.search(rf"(input|output) (\[\d+:0\] )?{port};", text), port

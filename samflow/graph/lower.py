@@ -271,13 +271,15 @@ def lower_graph(graph, tensors: dict, spec, *, name: str | None = None) -> Lower
 
 def _route_count(graph, node, port: str, sinks: list, tokens: int) -> int | None:
     """A stream's count for its route: the model's tokens, or none (a static route) for a stream
-    between tiles longer than one switch micro-op counts. The sparse kinds end a micro-op at the
-    stream's ``D``, not at a count, so a static route costs them nothing; a host port needs a count."""
+    between tiles longer than one switch micro-op counts (``MAX_BEATS``, 2**24 - 1). The sparse
+    kinds end a micro-op at the stream's ``D``, not at a count, so a static route costs them
+    nothing; a host port needs a count, so a writer's stream above the limit is refused."""
     if tokens <= MAX_BEATS:
         return tokens
     if any(isinstance(sink, str) for sink in sinks):
         raise _fail(graph, node, f"its {port} stream carries {tokens} tokens to a writer, a host output "
-                                 f"port, which counts at most {MAX_BEATS}; run smaller or sparser tensors")
+                                 f"port, which counts at most {MAX_BEATS} (one switch micro-op's beats); "
+                                 f"run smaller or sparser tensors")
     return None
 
 

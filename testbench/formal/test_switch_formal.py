@@ -37,6 +37,7 @@ import pytest
 from amaranth.asserts import AnyConst, AnySeq
 from amaranth.hdl import Assert, Assume, Cat, Cover, Mux, Signal
 
+from rsn.isa import joined_field
 from rsn.switch import Switch
 from testbench.rsn.switch_bench import EarlyEndSwitch, GreedyIssueSwitch, RepeatingMulticastSwitch
 
@@ -106,6 +107,7 @@ def switch_bench(switch: Switch, *, invariants: bool = True,
     fragment = elaborate_open(switch)
     m.submodules.dut = fragment
     head = switch.uop.payload
+    beats = joined_field(head, "beats")     # the whole count: its high bits are held to 0 too
 
     input_history = []
     for k, sink in enumerate(switch.i):
@@ -133,7 +135,7 @@ def switch_bench(switch: Switch, *, invariants: bool = True,
         for j in range(used_outputs):
             m.d.comb += names[k][j].eq(head.enable[j] & (head.select[j] == k))
     with m.If(switch.uop.valid):
-        m.d.comb += Assume((head.beats >= 1) & (head.beats <= MAX_BEATS))
+        m.d.comb += Assume((beats >= 1) & (beats <= MAX_BEATS))
         for j in range(used_outputs, switch.n_outputs):
             m.d.comb += Assume(~head.enable[j])
         for j in range(used_outputs):
@@ -155,7 +157,7 @@ def switch_bench(switch: Switch, *, invariants: bool = True,
             m.d.sync += [retired[k].eq(retired[k] + 1), due[k].eq(due[k] - 1)]
         with m.If(issue & Cat(names[k]).any()):
             m.d.comb += Assert(due[k] == 0, f"uop: issued while i{k}'s earlier route is due tokens")
-            m.d.sync += [group[k].eq(Cat(names[k])), due[k].eq(head.beats)]
+            m.d.sync += [group[k].eq(Cat(names[k])), due[k].eq(beats)]
 
     outputs = []
     for j, source in enumerate(switch.o):
@@ -194,8 +196,8 @@ def switch_bench(switch: Switch, *, invariants: bool = True,
         select = head.select[j]
         offset = wrap(model.position - model.assigned)
         with m.If(issue & head.enable[j]):
-            m.d.sync += [model.assigned.eq(model.assigned + head.beats), model.source.eq(select)]
-            with m.If(offset < head.beats):
+            m.d.sync += [model.assigned.eq(model.assigned + beats), model.source.eq(select)]
+            with m.If(offset < beats):
                 m.d.sync += [model.armed.eq(1), model.input_of.eq(select), model.retired.eq(0),
                              model.index.eq(pick(retired, select) + offset)]
                 # If the token is on offer already, this is its payload (held while stalled).
@@ -233,7 +235,7 @@ def switch_bench(switch: Switch, *, invariants: bool = True,
     # A fenced head may wait for counted routes it does not name; that it waits no longer is tested
     # in simulation (testbench/rsn/test_switch.py, with a mutant), not proven here.
 
-    multicast = Cat(names[0]).all() & (head.beats == MAX_BEATS)
+    multicast = Cat(names[0]).all() & (beats == MAX_BEATS)
     first, last, last_j = outputs[0], outputs[-1], used_outputs - 1
     m.d.comb += [
         Cover(issue & multicast, "a multicast micro-op to every used output issues"),

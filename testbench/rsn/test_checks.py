@@ -217,18 +217,31 @@ def test_a_port_is_connected_exactly_once():
         checks.check_tokens(graph)
 
 
-def test_a_stream_fits_one_switch_micro_op():
+def _long_pipeline(tokens):
+    """in0 -> alu -> alu -> out0 carrying ``tokens`` tokens; each alu takes them in micro-ops of at
+    most 65,535 beats (its own count's width), one after the other."""
+    beats = [{"beats": min(65535, tokens - start)} for start in range(0, tokens, 65535)]
     graph = StreamGraph()
-    graph.add_node("a", "alu", [{"beats": 40000}, {"beats": 40000}])
-    graph.add_node("b", "alu", [{"beats": 40000}, {"beats": 40000}])
-    graph.add_host_in("x", "in0", 80000)
-    graph.add_host_out("y", "out0", 80000)
-    graph.connect("x", "a", 80000)
-    graph.connect("a", "b", 80000)
-    graph.connect("b", "y", 80000)
-    with pytest.raises(ProgramError, match=r"stream x.o0 -> a.i0 carries 80000 tokens; a stream carries "
-                                           r"1..65535"):
-        checks.check_tokens(graph)
+    graph.add_node("a", "alu", beats)
+    graph.add_node("b", "alu", beats)
+    graph.add_host_in("x", "in0", tokens)
+    graph.add_host_out("y", "out0", tokens)
+    graph.connect("x", "a", tokens)
+    graph.connect("a", "b", tokens)
+    graph.connect("b", "y", tokens)
+    return graph
+
+
+def test_a_stream_longer_than_16_bits_is_one_counted_route():
+    checks.check_tokens(_long_pipeline(80000))
+
+
+def test_a_stream_fits_one_switch_micro_op():
+    too_many = checks.MAX_BEATS + 1
+    with pytest.raises(ProgramError, match=rf"stream x.o0 -> a.i0 carries {too_many:,} tokens; a counted "
+                                           rf"stream carries 1..{checks.MAX_BEATS:,} \(one switch micro-op's "
+                                           rf"beats\); give it less data"):
+        checks.check_tokens(_long_pipeline(too_many))
 
 
 # --- cycles -----------------------------------------------------------------------------------

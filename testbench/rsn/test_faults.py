@@ -15,6 +15,7 @@ from rivulet.sim.toolchain import REPOSITORY
 from rivulet.sweep.spec import fabric_description
 from rsn.fabric_spec import DIRECTIONS, default_fabric, parse_fabric
 from rsn.faults import Fault, FaultError, parse_fault
+from rsn.link_fault import AT_BITS
 from rsn.model import DeadlockError, FabricModel
 from rsn.program import compile_program, load_program
 from rsn.random_programs import random_program
@@ -51,6 +52,8 @@ def _fault_free(compiled):
     ("drop:1,1,E@0", "@0 must be a token number (from 1)"),
     ("corrupt:1,1,E@1/32", "bit 32 is outside the 32-bit token"),
     ("stuck:1,1,E/3", "/BIT applies to corrupt faults only"),
+    (f"drop:1,1,E@{1 << AT_BITS}", f"@{1 << AT_BITS} is beyond what a link's fault gate counts (a route's "
+                                   f"beats, at most {(1 << AT_BITS) - 1})"),
     ("stuck 1 1", "write stuck:R,C,SIDE[@N]"),
 ])
 def test_a_fault_that_names_no_part_of_the_fabric_is_refused(text, message):

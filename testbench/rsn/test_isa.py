@@ -13,9 +13,25 @@ from amaranth.lib import data
 from amaranth.sim import Simulator
 
 from rivulet.sim.seeds import seeds_for
-from rsn.isa import Header, IsaError, Opcode, Target, decode, encode, packet, uop_layout, uop_layouts
+from rsn.isa import (
+    HIGH_SUFFIX,
+    Header,
+    IsaError,
+    Opcode,
+    SwitchUop,
+    Target,
+    decode,
+    encode,
+    field_width,
+    high_bits_of,
+    joined_field,
+    packet,
+    uop_layout,
+    uop_layouts,
+)
 
 LAYOUTS = {**uop_layouts(), "header": Header, "target": Target}
+BEATS_BITS = field_width(SwitchUop, "beats")
 
 
 def _random_value(shape, rng):
@@ -29,8 +45,15 @@ def _random_value(shape, rng):
     return rng.randrange(1 << shape.width)
 
 
+def _named_fields(layout):
+    """The fields a caller names: a ``_high`` continuation is part of its count's value."""
+    return [(name, field) for name, field in layout
+            if name != "reserved" and high_bits_of(layout, name) is None]
+
+
 def _random_fields(layout, rng):
-    return {name: _random_value(field.shape, rng) for name, field in layout if name != "reserved"}
+    return {name: rng.randrange(1 << field_width(layout, name)) if high_bits_of(layout, name + HIGH_SUFFIX)
+            else _random_value(field.shape, rng) for name, field in _named_fields(layout)}
 
 
 def _hardware_view(layout, samples):
@@ -43,10 +66,8 @@ def _hardware_view(layout, samples):
         for sample in samples:
             ctx.set(bits, sample)
             fields = {}
-            for name, field in layout:
-                if name == "reserved":
-                    continue
-                value = ctx.get(view[name])
+            for name, field in _named_fields(layout):
+                value = ctx.get(joined_field(view, name))
                 if isinstance(field.shape, data.ArrayLayout):
                     value = [ctx.get(view[name][index]) for index in range(field.shape.length)]
                 fields[name] = value
@@ -79,7 +100,10 @@ def test_reserved_bits_stay_zero():
 
 
 @pytest.mark.parametrize("layout,fields,message", [
-    (uop_layout("switch"), {"beats": -1}, r"beats=-1 does not fit 16 bits"),
+    (uop_layout("switch"), {"beats": -1}, rf"beats=-1 does not fit {BEATS_BITS} bits"),
+    (uop_layout("switch"), {"beats": 1 << BEATS_BITS},
+     rf"beats={1 << BEATS_BITS} does not fit {BEATS_BITS} bits \(unsigned: 0..{(1 << BEATS_BITS) - 1}\)"),
+    (uop_layout("switch"), {"beats_high": 1}, r"unknown field\(s\) \['beats_high'\]"),
     (uop_layout("mem"), {"stride": 2048}, r"stride=2048 does not fit 12 bits \(signed: -2048..2047\)"),
     (uop_layout("mac"), {"mode": "SQRT"}, r"field mode: 'SQRT' is not one of LOAD, DOT, DOT2"),
     (uop_layout("alu"), {"relu": 1, "gelu": 1}, r"unknown field\(s\) \['gelu'\]"),
@@ -88,6 +112,18 @@ def test_reserved_bits_stay_zero():
 def test_out_of_range_fields_are_refused(layout, fields, message):
     with pytest.raises(IsaError, match=message):
         encode(layout, fields)
+
+
+def test_switch_beats_widen_without_changing_earlier_encodings():
+    """The beat count's high bits sit after ``fence``, in bits that were reserved: a micro-op of at
+    most 65,535 beats encodes as it did before they existed (this literal is that encoding)."""
+    fields = {"enable": 0b1010001, "select": [3, 7, 7, 7, 0, 2, 1], "last": 1, "fence": 1}
+    assert encode(SwitchUop, {"beats": 65535, **fields}) == 0x3287fdd1ffff
+    wide = encode(SwitchUop, {"beats": 70_000, **fields})
+    high = SwitchUop["beats_high"]
+    low_bits = wide & ~(((1 << Shape.cast(high.shape).width) - 1) << high.offset)
+    assert low_bits == encode(SwitchUop, {"beats": 70_000 & 0xFFFF, **fields})
+    assert decode(SwitchUop, wide)["beats"] == 70_000
 
 
 def test_packet_layout():

@@ -21,7 +21,7 @@ from rivulet.sim.seeds import seeds_for
 from rivulet.sim.streams import NoProgressError, ScoreboardError, stream_ports
 from rivulet.sim.wrappers import Clocked
 from rsn.channels import Channel
-from rsn.isa import NO_INPUT, IsaError, SwitchUop, encode
+from rsn.isa import NO_INPUT, IsaError, SwitchUop, encode, field_width
 from rsn.switch import Switch
 from rsn.switch_model import SwitchModel, SwitchUopError
 
@@ -282,8 +282,9 @@ def test_model_refuses_invalid_uops(uop, message):
 
 
 def test_model_refuses_out_of_range_fields():
-    with pytest.raises(IsaError, match="beats=65536"):
-        SwitchModel(2, 1).load([_uop(beats=1 << 16)])
+    too_many = 1 << field_width(SwitchUop, "beats")
+    with pytest.raises(IsaError, match=f"beats={too_many}"):
+        SwitchModel(2, 1).load([_uop(beats=too_many)])
 
 
 def test_model_ignores_selects_of_disabled_outputs():
