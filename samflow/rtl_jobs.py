@@ -17,7 +17,7 @@ from . import rtl
 from .conform import Outcome, has_hints, hinted_scan, timing_reason
 from .models import ModelError
 from .skip import HINTS
-from .suite import REPSIG_PORTS, Case, VectorFile
+from .suite import FLOAT_PRIMITIVES, REPSIG_PORTS, Case, VectorFile
 from .tokens import TokenError, encode, is_data
 
 __all__ = ["WIDTH", "BANK_DEPTH", "RTL_PRIMITIVES", "SparsePrimitives", "rtl_jobs", "case_outcomes",
@@ -25,6 +25,8 @@ __all__ = ["WIDTH", "BANK_DEPTH", "RTL_PRIMITIVES", "SparsePrimitives", "rtl_job
 
 WIDTH = 33              # the conformance build's data width: signed values and SAM's 32-bit bit vectors
 BANK_DEPTH = 1024       # words per bank: SAM's own default array size
+ACCUMULATOR_COLS = 64   # a sparse accumulator's workspace: inner coordinates ...
+ACCUMULATOR_ROWS = 16   # ... and, for the matrix form, outer ones
 RECORDED_SCHEDULE = "recorded_schedule"
 # A hinted scan's exact run: each hint offered once the scanner has emitted the tokens it had
 # emitted when the hint arrived in SAM's timing (samflow.skip), the outputs held until then.
@@ -37,6 +39,34 @@ class RtlPrimitive:
     config: object = None                           # params -> {input name: value}
     banks_in: dict = field(default_factory=dict)    # memory name -> bank member
     banks_out: dict = field(default_factory=dict)   # memory_out name -> bank member
+
+
+def _accumulator(width: int, order: int, points: bool):
+    return rtl.SparseAccumulator(width, order, points, cols=ACCUMULATOR_COLS, rows=ACCUMULATOR_ROWS)
+
+
+def _spacc_flags(params):
+    return {"last_level": int(bool(params.get("last_level", True))),
+            "val_stkn": int(bool(params.get("val_stkn", False)))}
+
+
+def _accumulator_problem(primitive: str, case: Case) -> str | None:
+    """Why an accumulator's case does not fit the build's workspace or its integer sums, or None."""
+    rows = ACCUMULATOR_ROWS if primitive.endswith("2") else 1
+    for port, limit in (("in_inner_crdpt", ACCUMULATOR_COLS), ("in_outer_crdpt", rows if rows > 1 else None)):
+        for token in case.inputs.get(port, []):
+            if is_data(token) and limit is not None and not 0 <= token < limit:
+                return f"{port} coordinate {token} is outside the build's {limit}-word workspace"
+    for port, tokens in case.outputs.items():
+        for token in tokens:
+            if isinstance(token, float) and not token.is_integer():
+                return f"{port} value {token} is not an integer (the RTL sums integers)"
+    return None
+
+
+def _integral(tokens):
+    """An accumulator's recorded sums are Python floats; the RTL's are integers."""
+    return [int(token) if isinstance(token, float) else token for token in tokens]
 
 
 def _neg_flags(params):
@@ -75,6 +105,10 @@ RTL_PRIMITIVES = {
     "rd_scan_bv": RtlPrimitive(lambda w: rtl.RdScanBv(w, BANK_DEPTH), banks_in={"bv_arr": "bv_bank"}),
     "intersect_bv": RtlPrimitive(rtl.IntersectBv, lambda p: {"emit_zeros": int(bool(p.get("emit_zeros")))}),
     "bv_drop": RtlPrimitive(rtl.BvDrop),
+    "spacc1": RtlPrimitive(lambda w: _accumulator(w, 1, points=False), _spacc_flags),
+    "spacc2": RtlPrimitive(lambda w: _accumulator(w, 2, points=False), _spacc_flags),
+    "spcrdpt_accum1": RtlPrimitive(lambda w: _accumulator(w, 1, points=True)),
+    "spcrdpt_accum2": RtlPrimitive(lambda w: _accumulator(w, 2, points=True)),
 }
 
 
@@ -133,6 +167,8 @@ def _job(top: SparsePrimitives, vectors: VectorFile, case: Case):
         return None, reason
     if vectors.primitive == "bv" and any(is_data(t) and not 0 <= t < WIDTH for t in case.inputs["in_crd"]):
         return None, f"a coordinate does not fit a {WIDTH}-bit word"
+    if vectors.primitive in FLOAT_PRIMITIVES and (problem := _accumulator_problem(vectors.primitive, case)):
+        return None, problem
     prefix = vectors.primitive + "__"
     memory = dict(case.memory)
     for method, arguments, _keywords in case.setup:
@@ -140,7 +176,8 @@ def _job(top: SparsePrimitives, vectors: VectorFile, case: Case):
             memory["init_arr"] = [0] * arguments[0]
     try:
         inputs = {prefix + port: _encode_stream(port, tokens) for port, tokens in case.inputs.items()}
-        outputs = {prefix + port: _encode_stream(port, tokens) for port, tokens in case.outputs.items()}
+        outputs = {prefix + port: _encode_stream(port, _integral(tokens))
+                   for port, tokens in case.outputs.items()}
         loads = {}
         for name, bank in primitive.banks_in.items():
             words = memory.get(name, [])

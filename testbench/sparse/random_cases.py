@@ -1,6 +1,7 @@
 """Random cases in the suite's vector format whose expected streams come from numpy, not from
 the golden models: sets of coordinates for the joiners, CSR matrices for the compressed scanner,
-sums for the reducer and the ALUs. They run through the same runner as SAM's own vectors."""
+sums for the reducer, the ALUs and the sparse accumulators. They run through the same runner as
+SAM's own vectors."""
 
 from pathlib import Path
 
@@ -8,7 +9,9 @@ import numpy as np
 
 from samflow.suite import parse_vectors
 
-__all__ = ["random_files", "SUITE"]
+__all__ = ["random_files", "SUITE", "ACCUMULATORS"]
+
+ACCUMULATORS = ("spacc1", "spacc2", "spcrdpt_accum1", "spcrdpt_accum2")
 
 SUITE = Path(__file__).resolve().parents[3] / "shared" / "peer-suites" / "sam"
 
@@ -116,6 +119,48 @@ def _alu_cases(rng, count, primitive):
     return cases
 
 
+def _accumulator_cases(rng, count, primitive):
+    """Points with repeated (outer, inner) pairs; the sums from numpy's add.at on a dense matrix,
+    per run of equal outer coordinates (order 1) or over the whole stream (order 2)."""
+    whole, points = primitive.endswith("2"), primitive.startswith("spcrdpt")
+    cases = []
+    for n in range(count):
+        length = int(rng.integers(0, 30))
+        outer = np.sort(rng.integers(0, 6, size=length)) if not whole and rng.random() < 0.5 \
+            else rng.integers(0, 6, size=length)
+        inner, values = rng.integers(0, 40, size=length), rng.integers(-60, 60, size=length)
+        runs = ([np.arange(length)] if whole
+                else np.split(np.arange(length), np.flatnonzero(np.diff(outer)) + 1) if length else [])
+        groups = []                      # (outer, sorted inner coordinates, their sums)
+        for run in runs:
+            rows = np.unique(outer[run]) if whole else outer[run][:1]
+            for row in rows:
+                chosen = run[outer[run] == row]
+                sums, seen = np.zeros(40, dtype=int), np.zeros(40, dtype=bool)
+                np.add.at(sums, inner[chosen], values[chosen])
+                seen[inner[chosen]] = True
+                groups.append((int(row), np.flatnonzero(seen).tolist(), sums[seen].tolist()))
+        params = {} if points else {"val_stkn": bool(rng.integers(2)), "last_level": bool(rng.integers(2))}
+        if points:
+            outputs = {"outer_crdpt": [row for row, crds, _ in groups for _ in crds] + ["D"],
+                       "inner_crdpt": [c for _, crds, _ in groups for c in crds] + ["D"],
+                       "val": [float(v) for _, _, sums in groups for v in sums] + ["D"]}
+        else:
+            closing = "S1" if params["last_level"] else "S0"
+            inner_out, val_out = [], []
+            for k, (_, crds, sums) in enumerate(groups):
+                stop = "S0" if k < len(groups) - 1 else closing
+                inner_out += [*crds, stop]
+                val_out += [float(v) for v in sums] + ([stop] if params["val_stkn"] else [])
+            outer_out = [row for row, _, _ in groups] + (["S0"] if groups else [])
+            outputs = {"outer_crd": outer_out + ["D"], "inner_crd": inner_out + ["D"], "val": val_out + ["D"]}
+        cases.append({"name": f"random_{primitive}[{n}]", "params": params,
+                      "inputs": {"in_outer_crdpt": [*outer.tolist(), "D"],
+                                 "in_inner_crdpt": [*inner.tolist(), "D"], "in_val": [*values.tolist(), "D"]},
+                      "outputs": outputs, "schedule_dependent": False})
+    return cases
+
+
 def random_files(seed: int, count: int = 6):
     """One VectorFile per primitive, ``count`` cases each, drawn from ``seed``."""
     rng = np.random.default_rng(seed)
@@ -128,4 +173,8 @@ def random_files(seed: int, count: int = 6):
         _file("reduce", ["in_val"], ["val"], _reduce_cases(rng, count)),
         _file("add", ["in_val1", "in_val2"], ["val"], _alu_cases(rng, count, "add")),
         _file("multiply", ["in_val1", "in_val2"], ["val"], _alu_cases(rng, count, "multiply")),
+        *(_file(primitive, ["in_outer_crdpt", "in_inner_crdpt", "in_val"],
+                ["outer_crdpt", "inner_crdpt", "val"] if primitive.startswith("spcrdpt")
+                else ["outer_crd", "inner_crd", "val"], _accumulator_cases(rng, count, primitive))
+          for primitive in ACCUMULATORS),
     ]
