@@ -166,11 +166,17 @@ def _tile_table(tiles: list[dict]) -> list[str]:
     return lines
 
 
+def _revision(stamp: dict | None) -> str:
+    if stamp is None:
+        return "-"
+    return stamp["git_revision"] + (" with uncommitted changes" if stamp["git_tracked_changes"] else "")
+
+
 def markdown(report: dict) -> str:
-    settings = report["settings"]
     lines = ["# FU input queue modes: cycles per step and tile cost", "",
-             f"Written by `{COMMAND}` (git {settings['git_revision']}); bench/queue_bypass.py says how each "
-             f"figure is taken, docs/ripple.md what follows from them.", ""]
+             f"Written by `{COMMAND}` (`--part suite` at git {_revision(report.get('suite_git'))}, "
+             f"`--part tiles` at git {_revision(report.get('tiles_git'))}); bench/queue_bypass.py says how "
+             f"each figure is taken, docs/ripple.md what follows from them.", ""]
     if report.get("suite"):
         lines += ["## The RipTide suite on ripple.toml (5x6 pe tiles, queue depth 2), no stalls", "",
                   "Compute = RTL cycles - image words of the graph's largest case; per step = compute / "
@@ -197,11 +203,13 @@ def main(argv=None) -> int:
     measured = {}
     if args.part in ("suite", "both"):
         measured["suite"] = [row for mode in SUITE_MODES for row in measure_suite(mode)]
+        measured["suite_git"] = git_stamp()
     if args.part in ("tiles", "both"):
         measured["tiles"] = measure_tiles(args.workers, tuple(args.seeds))
+        measured["tiles_git"] = git_stamp()
     previous = RESULTS / "queue_bypass.json"       # read last: the parts may run side by side
     report = {**(json.loads(previous.read_text()) if previous.exists() else {}), **measured}
-    report["settings"] = {**git_stamp(), "fabric": str(RIPPLE_FABRIC.relative_to(REPO)), "seed": SEED}
+    report["settings"] = {"fabric": str(RIPPLE_FABRIC.relative_to(REPO)), "seed": SEED}
     figures, table = write_results(RESULTS, "queue_bypass", report, markdown(report), indent=1)
     print(markdown(report))
     failed = [row for row in report.get("suite", []) if not row["passed"]]
