@@ -64,7 +64,9 @@ conflict match the RTL's counter or fall one cycle short of it; with conflicts t
 low. When this was written the RipTide suite's 68 cases matched it exactly on private banks
 (ripple.toml), and on the shared memory (ripple_large.toml) 31 matched and 37 were one cycle
 short: the 36 cases with memory accesses and one without (none of the small programs of the
-test above is).
+test above is). Measured again with ``python -m bench.queue_bypass``, 62 of the 68 match on
+ripple.toml in both queue modes: six of the shortest (3 to 5 steps, nn-vadd, nn-relu, dmv) are
+2 to 10 cycles short, with registered queues too, so not because of the mode.
 
 :func:`path_latency` gives the closed form for one stream: ``hops x Switch.LATENCY`` plus the
 sink's input queue latency, where ``hops`` counts the switches the stream passes through
