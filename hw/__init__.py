@@ -6,7 +6,7 @@ from .fork import FORK_MODES, Fork
 from .join import Join
 from .params import ParameterError
 from .skid_buffer import SkidBuffer
-from .token_queue import TokenQueue
+from .token_queue import QUEUE_MODES, TokenQueue
 
 __all__ = ["Arbiter", "BankedMemory", "FORK_MODES", "Fork", "Join", "MemoryOp", "ParameterError",
-           "SkidBuffer", "TokenQueue"]
+           "QUEUE_MODES", "SkidBuffer", "TokenQueue"]

@@ -16,7 +16,7 @@ from .fork import FORK_MODES, Fork
 from .join import Join
 from .params import ParameterError
 from .skid_buffer import SkidBuffer
-from .token_queue import TokenQueue
+from .token_queue import QUEUE_MODES, TokenQueue
 
 __all__ = ["Parameter", "Budget", "Generator", "CATALOG", "build", "check_parameters", "parse_parameters"]
 
@@ -111,10 +111,12 @@ _PORT_BITS = Budget(("n", "width"), MAX_PORT_BITS, "bits",
                     "all inputs' payloads together; Amaranth holds at most 65535 bits in a value")
 CATALOG: dict[str, Generator] = {generator.name: generator for generator in [
     Generator(
-        "token_queue", "FIFO token queue, registered outputs, occupancy output",
+        "token_queue", "FIFO token queue, registered outputs or shorter latency, occupancy output",
         (_WIDTH, Parameter("depth", int, 4, f"number of tokens held, 1..{MAX_DEPTH} (and depth x width "
-                           f"<= {MAX_STORED_BITS} bits)", minimum=1, maximum=MAX_DEPTH)),
-        lambda width, depth: TokenQueue(unsigned(width), depth),
+                           f"<= {MAX_STORED_BITS} bits)", minimum=1, maximum=MAX_DEPTH),
+         Parameter("mode", str, "registered", "latency mode: registered, fall_through (one cycle at "
+                   "every depth) or bypass (none while empty)", QUEUE_MODES)),
+        lambda width, depth, mode: TokenQueue(unsigned(width), depth, mode=mode),
         (Budget(("depth", "width"), MAX_STORED_BITS, "bits", "the queue's storage"),)),
     Generator(
         "skid_buffer", "register slice cutting valid and ready paths, full throughput",

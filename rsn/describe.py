@@ -48,7 +48,8 @@ def describe(spec: FabricSpec, metadata: dict | None = None) -> dict:
     from .fu_kinds import fu_kind
     return {
         "rows": spec.rows, "cols": spec.cols, "data_width": spec.data_width,
-        "queue_depth": spec.queue_depth, "uop_queue_depth": spec.uop_queue_depth,
+        "queue_depth": spec.queue_depth, "queue_mode": spec.queue_mode,
+        "uop_queue_depth": spec.uop_queue_depth,
         "tiles": [{"row": row, "col": col, "kind": spec.kind((row, col)),
                    "fu_inputs": fu_kind(spec.kind((row, col))).n_in,
                    "fu_outputs": fu_kind(spec.kind((row, col))).n_out,

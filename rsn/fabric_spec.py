@@ -9,6 +9,8 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hw.token_queue import QUEUE_MODES
+
 from .fu_kinds import fu_kind, kind_names
 from .isa import MAX_COUNTED_BANKS
 
@@ -52,6 +54,10 @@ class FabricSpec:
     data_width: int = 32
     queue_depth: int = 4
     uop_queue_depth: int = 4
+    # How soon a token entering an FU input queue is on offer to the FU (hw.token_queue.QUEUE_MODES):
+    # "registered" (1 cycle up to depth 2, 2 from depth 3), "fall_through" (1), "bypass" (0 while
+    # the queue is empty, a combinational path from the switch's output register into the FU).
+    queue_mode: str = "registered"
     failed_tiles: frozenset = field(default_factory=frozenset)
     failed_links: frozenset = field(default_factory=frozenset)   # {((row, col), side)}, both ways
     # Each FU kind's parameters (its table in the description), for the kinds the grid holds:
@@ -116,6 +122,16 @@ def _int(source, data, name, default, low, high):
     value = data.get(name, default)
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
         raise FabricError(f"{source}: {name}={value!r} is not allowed; use an integer {low}..{high}")
+    return value
+
+
+def _queue_mode(source, data) -> str:
+    value = data.get("queue_mode", "registered")
+    if value not in QUEUE_MODES:
+        raise FabricError(f"{source}: queue_mode={value!r} is not allowed; use one of "
+                          f"{', '.join(repr(mode) for mode in QUEUE_MODES)} (how soon a token entering "
+                          f"an FU input queue is on offer to the FU: 'registered' is 1 cycle up to depth 2 "
+                          f"and 2 beyond, 'fall_through' 1, 'bypass' 0 while the queue is empty)")
     return value
 
 
@@ -186,13 +202,14 @@ def parse_fabric(data: dict, source: str = "fabric") -> FabricSpec:
         data_width=_int(source, data, "data_width", 32, 8, 64),
         queue_depth=_int(source, data, "queue_depth", 4, 1, 64),
         uop_queue_depth=_int(source, data, "uop_queue_depth", 4, 1, 64),
+        queue_mode=_queue_mode(source, data),
         failed_tiles=failed_tiles, failed_links=frozenset(failed_links))
     spec = dataclasses.replace(spec, memory=_memory(source, data.get("memory"), spec))
     return dataclasses.replace(spec, kind_parameters=_kind_parameters(source, data, spec))
 
 
 _FIELDS = {"rows", "cols", "tiles", "host_ports", "data_width", "queue_depth", "uop_queue_depth",
-           "failed_tiles", "failed_links", "memory"}
+           "queue_mode", "failed_tiles", "failed_links", "memory"}
 
 
 def _memory(source, table, spec: FabricSpec) -> MemorySpec | None:

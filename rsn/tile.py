@@ -22,10 +22,11 @@ from .unit_instances import make_unit, shared_unit
 __all__ = ["Tile"]
 
 
-def _queue(shape, depth: int):
-    """A token queue: one module per shape and depth in a fabric's Verilog (rsn/unit_instances.py)."""
-    return shared_unit(("queue", TokenQueue.__qualname__, repr(shape), depth),
-                       lambda: TokenQueue(shape, depth), "queue")
+def _queue(shape, depth: int, mode: str = "registered"):
+    """A token queue: one module per shape, depth and mode in a fabric's Verilog
+    (rsn/unit_instances.py)."""
+    key = ("queue", TokenQueue.__qualname__, repr(shape), depth) + (() if mode == "registered" else (mode,))
+    return shared_unit(key, lambda: TokenQueue(shape, depth, mode=mode), "queue")
 
 
 class Tile(wiring.Component):
@@ -105,7 +106,7 @@ class Tile(wiring.Component):
             wiring.connect(m, switch.o[side], wiring.flipped(self.links_out[side]))
         self._fu_queues = []
         for k in range(kind.n_in):
-            queue = _queue(unsigned(spec.data_width), spec.queue_depth)
+            queue = _queue(unsigned(spec.data_width), spec.queue_depth, spec.queue_mode)
             m.submodules[f"fu_in{k}_queue"] = queue
             self._fu_queues.append(queue)
             wiring.connect(m, switch.o[4 + k], queue.i)

@@ -15,7 +15,8 @@ __all__ = ["make_bench", "checker_for"]
 def checker_for(kind: str, params: dict, inputs: list[list[int]]):
     """The scoreboard of catalog component ``kind``, fed the tokens the sources will send."""
     if kind == "token_queue":
-        return QueueChecker(inputs[0], params["depth"], has_level=True)
+        return QueueChecker(inputs[0], params["depth"], has_level=True,
+                            mode=params.get("mode", "registered"))
     if kind == "skid_buffer":
         return QueueChecker(inputs[0], 2, has_level=False)
     if kind == "fork":

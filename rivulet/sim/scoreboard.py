@@ -17,20 +17,36 @@ def _expect(condition: bool, message: str):
 
 
 class QueueChecker:
-    """TokenQueue and SkidBuffer: FIFO order, ``level`` exact, ready exactly when not full."""
+    """TokenQueue and SkidBuffer: FIFO order, ``level`` exact, ready exactly when not full, and
+    the latency of the queue's ``mode``: with ``fall_through`` (and ``registered`` up to depth
+    2) every held token is on offer, with ``bypass`` an arriving one too."""
 
-    def __init__(self, tokens, depth: int, has_level: bool):
+    def __init__(self, tokens, depth: int, has_level: bool, mode: str = "registered"):
         self.tokens, self.model, self.has_level = list(tokens), QueueModel(depth), has_level
-        self.received = []
+        self.mode, self.received = mode, []
+
+    def _check_offer(self, cycle, sample):
+        if self.mode == "registered" and self.model.depth > 2:
+            return      # a token spends a cycle in the memory before its read register
+        offered = self.model.level > 0 or (self.mode == "bypass" and sample["i__valid"])
+        _expect(sample["o__valid"] == int(offered),
+                f"cycle {cycle}: o.valid is {sample['o__valid']} while holding {self.model.level} "
+                f"(i.valid {sample['i__valid']}); a {self.mode} queue offers "
+                + ("a held or arriving token" if self.mode == "bypass" else "every held token"))
 
     def on_cycle(self, cycle, sample, transfers):
         model = self.model
         if self.has_level:
             _expect(sample["level"] == model.level,
                     f"cycle {cycle}: level is {sample['level']}, the queue holds {model.level}")
+            self._check_offer(cycle, sample)
         _expect(sample["i__ready"] == int(model.can_accept()),
                 f"cycle {cycle}: i.ready is {sample['i__ready']} while holding {model.level} "
                 f"of {model.depth}; ready must be high exactly when not full")
+        arriving = transfers.get("i")
+        if "o" in transfers and arriving is not None and model.level == 0 and self.mode == "bypass":
+            model.push(arriving)                # passes straight through an empty queue
+            arriving = None
         if "o" in transfers:
             _expect(model.level > 0, f"cycle {cycle}: delivered {transfers['o']:#x} while empty")
             expected = model.pop()
@@ -38,8 +54,8 @@ class QueueChecker:
                     f"cycle {cycle}: token #{len(self.received)} is {transfers['o']:#x}, "
                     f"expected {expected:#x}")
             self.received.append(transfers["o"])
-        if "i" in transfers:
-            model.push(transfers["i"])
+        if arriving is not None:
+            model.push(arriving)
 
     def complete(self):
         return len(self.received) >= len(self.tokens)

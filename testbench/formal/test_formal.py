@@ -15,6 +15,7 @@ elaborated by hand (see :func:`testbench.formal.harness.elaborate_open`).
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 import pytest
 from amaranth.hdl import Assert, Assume, Cover, Module, Mux, Signal
@@ -63,7 +64,8 @@ def free_stream_environment(m: Module, sink, source) -> None:
 # --- TokenQueue ------------------------------------------------------------------------------
 
 def queue_bench(queue: TokenQueue, *, invariants: bool = True) -> FormalBench:
-    """The TokenQueue contract: order, no loss, ``level`` and ``i.ready == (level < depth)``.
+    """The TokenQueue contract: order, no loss, ``level`` and ``i.ready == (level < depth)``, in
+    every mode; with ``bypass``, a token may leave in the cycle it arrives.
 
     Without ``invariants`` the bench is good for bounded model checking only.
     """
@@ -86,14 +88,26 @@ def queue_bench(queue: TokenQueue, *, invariants: bool = True) -> FormalBench:
         Assert(queue.i.ready == (queue.level < queue.depth), "i.ready: not (level < depth)"),
         Cover(queue.level == queue.depth, "queue full"),
     ]
+    if queue.mode == "bypass":
+        # While empty the output shows the input; held tokens are offered as in fall-through.
+        m.d.comb += Assert(queue.o.valid == ((queue.level != 0) | queue.i.valid),
+                           "o.valid: not (a token held or arriving)")
+    elif queue.mode == "fall_through" or queue.depth <= 2:
+        m.d.comb += Assert(queue.o.valid == (queue.level != 0), "o.valid: not (a token held)")
     if not invariants:
         return bench
-    assert_tracked_token_in(m, tracker, (tracker.position == 0) & queue.o.valid,
-                            queue.o.payload, "the output register")
+    source = queue.o
+    if queue.mode == "bypass":      # the storage behind the bypass, elaborated in the same module
+        source = SimpleNamespace(valid=find_register(fragment, "stored_o__valid"),
+                                 payload=find_register(fragment, "stored_o__payload"))
+    assert_tracked_token_in(m, tracker, (tracker.position == 0) & source.valid,
+                            source.payload, "the output register")
     if queue.depth == 2:
-        skid_pair_invariants(m, queue.i, queue.o, find_register(fragment, "skid"), tracker)
-    elif queue.depth >= 3:
+        skid_pair_invariants(m, queue.i, source, find_register(fragment, "skid"), tracker)
+    elif queue.depth >= 3 and queue.mode == "registered":
         memory_queue_invariants(m, queue, fragment, peek["port"], tracker)
+    elif queue.depth >= 3:
+        fall_through_memory_invariants(m, queue, fragment, peek["port"], tracker)
     return bench
 
 
@@ -124,6 +138,26 @@ def memory_queue_invariants(m: Module, queue: TokenQueue, fragment, peek, tracke
     m.d.comb += [offset.eq(read_at + tracker.position - queue.o.valid), peek.addr.eq(wrap(offset))]
     in_memory = ~queue.o.valid | (tracker.position != 0)
     assert_tracked_token_in(m, tracker, in_memory, peek.data, "the memory")
+
+
+def fall_through_memory_invariants(m: Module, queue: TokenQueue, fragment, peek, tracker):
+    """Every held token waits in memory from ``read_at`` on, oldest first."""
+    slots = queue.depth
+    stored = find_register(fragment, "stored")
+    write_at = find_register(fragment, "write_at")
+    read_at = find_register(fragment, "read_at")
+
+    def wrap(offset):  # offset < 2 * slots
+        return Mux(offset >= slots, offset - slots, offset)
+
+    m.d.comb += [
+        Assert(stored <= slots, "invariant: stored within memory depth"),
+        Assert(read_at < slots, "invariant: read pointer in range"),
+        Assert(write_at == wrap(read_at + stored), "invariant: pointers differ by stored"),
+    ]
+    offset = Signal(range(2 * slots), name="tracked_offset")
+    m.d.comb += [offset.eq(read_at + tracker.position), peek.addr.eq(wrap(offset))]
+    assert_tracked_token_in(m, tracker, 1, peek.data, "the memory")
 
 
 # --- SkidBuffer ------------------------------------------------------------------------------
@@ -223,6 +257,12 @@ class Case:
 CASES = [
     *(Case(f"token_queue_depth{depth}",
            lambda depth=depth: queue_bench(TokenQueue(WIDTH, depth))) for depth in QUEUE_DEPTHS),
+    *(Case(f"token_queue_fall_through_depth{depth}",
+           lambda depth=depth: queue_bench(TokenQueue(WIDTH, depth, mode="fall_through")))
+      for depth in QUEUE_DEPTHS if depth >= 3),
+    *(Case(f"token_queue_bypass_depth{depth}",
+           lambda depth=depth: queue_bench(TokenQueue(WIDTH, depth, mode="bypass")))
+      for depth in QUEUE_DEPTHS),
     Case("skid_buffer", lambda: skid_buffer_bench(SkidBuffer(WIDTH))),
     Case("fork_eager_2", lambda: fork_bench(Fork(WIDTH, 2, mode="eager"))),
     Case("fork_eager_3", lambda: fork_bench(Fork(WIDTH, 3, mode="eager"))),
@@ -283,6 +323,16 @@ class ImpatientQueue(TokenQueue):
         return m
 
 
+class OvertakingQueue(TokenQueue):
+    """Bypass: offers an arriving token's payload even while older tokens wait."""
+
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        with m.If(self.i.valid):
+            m.d.comb += self.o.payload.eq(self.i.payload)
+        return m
+
+
 class HastyFork(Fork):
     """Eager: retires the input token as soon as output 0 has it, whatever the others did."""
 
@@ -308,6 +358,9 @@ MUTANTS = [
            "token: token delivered out of order or corrupted"),
     Mutant("impatient_queue", lambda: queue_bench(ImpatientQueue(WIDTH, 2), invariants=False),
            "o: valid fell without a transfer"),
+    Mutant("overtaking_queue",
+           lambda: queue_bench(OvertakingQueue(WIDTH, 3, mode="bypass"), invariants=False),
+           "o: payload changed while stalled"),
     Mutant("hasty_fork", lambda: fork_bench(HastyFork(WIDTH, 2), invariants=False),
            "o1: input retired before this output took the token"),
 ]

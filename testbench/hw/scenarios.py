@@ -16,6 +16,12 @@ PRIMITIVES = [
     ("token_queue", {"width": 32, "depth": 4}),
     ("token_queue", {"width": 8, "depth": 5}),
     ("token_queue", {"width": 8, "depth": 16}),
+    ("token_queue", {"width": 8, "depth": 3, "mode": "fall_through"}),
+    ("token_queue", {"width": 32, "depth": 4, "mode": "fall_through"}),
+    ("token_queue", {"width": 8, "depth": 1, "mode": "bypass"}),
+    ("token_queue", {"width": 8, "depth": 2, "mode": "bypass"}),
+    ("token_queue", {"width": 32, "depth": 4, "mode": "bypass"}),
+    ("token_queue", {"width": 8, "depth": 5, "mode": "bypass"}),
     ("skid_buffer", {"width": 1}),
     ("skid_buffer", {"width": 32}),
     ("fork", {"width": 8, "n": 2, "mode": "eager"}),
@@ -38,6 +44,9 @@ def row_id(kind: str, params: dict) -> str:
 # Rows whose Verilog has the shape of another row's: each with the row it repeats.
 SAME_SHAPE = {
     "token_queue-width=8-depth=5": "token_queue-width=8-depth=3 (a memory of non-power-of-two depth)",
+    "token_queue-width=8-depth=3-mode=fall_through":
+        "token_queue-width=32-depth=4-mode=fall_through (the same memory of another depth)",
+    "token_queue-width=8-depth=5-mode=bypass": "token_queue-width=32-depth=4-mode=bypass",
     "skid_buffer-width=1": "skid_buffer-width=32",
     "fork-width=8-n=3-mode=lockstep": "fork-width=8-n=2-mode=lockstep",
     "arbiter-width=8-n=3-tuple_beats=1": "arbiter-width=8-n=2-tuple_beats=1",

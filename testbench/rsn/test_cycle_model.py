@@ -9,11 +9,13 @@ handshake trace of the run gives the cycle of every ``ctrl`` word and every host
 so first-token latencies are measured on the RTL and compared with the model exactly.
 """
 
+import dataclasses
 import random
 from dataclasses import dataclass
 
 import pytest
 
+from hw.token_queue import QUEUE_MODES
 from rivulet.sim.fabric_run import _hardware, run_many_on_rtl
 from rivulet.sim.seeds import seeds_for
 from rivulet.sim.streams import stream_ports
@@ -43,7 +45,8 @@ PHASED_PROGRAMS = 6         # programs whose phases share links and units
 TOLERANCE = 0.05            # whole-program cycles: model vs RTL counter
 PATH_TOKENS = 8
 # (mem tile, alu tile, host output port): mem -> alu crosses 3 to 5 switches, alu -> host 1 to 3.
-# Each alu is at or before its mem on the control chain, so its micro-op is there before the data.
+# With registered FU input queues every alu's micro-op is there before the data; with a bypass the
+# data can come first, which the closed form follows (_first_token_formula).
 PATHS = [
     ((0, 0), (0, 2), "out0"),
     ((1, 0), (1, 2), "out0"),
@@ -86,30 +89,41 @@ def _repeating_program() -> Program:
     return Program("repeating", graph, memories={"source": {5: 1, 6: -2 & 0xFFFF_FFFF, 7: 300}})
 
 
-def _compiled_paths():
-    spec = default_fabric()
+def _compiled_paths(spec=None):
+    spec = spec or default_fabric()
     return [compile_program(_path_program(*path), spec) for path in PATHS]
 
 
-def _mem_body_word(compiled) -> int:
-    """Image index of the second word of the mem's first micro-op body (when it is dispatched)."""
-    mem_tile = compiled.routing.placement.tiles["source"]
+def _body_word(compiled, node: str) -> int:
+    """Image index of the second word of ``node``'s first micro-op body (when it is dispatched)."""
+    tile = compiled.routing.placement.tiles[node]
     for packet in split_packets(compiled.image):
-        if packet.opcode == Opcode.FU and packet.tiles(compiled.spec.rows, compiled.spec.cols) == [mem_tile]:
+        if packet.opcode == Opcode.FU and packet.tiles(compiled.spec.rows, compiled.spec.cols) == [tile]:
             return packet.offset + 3
-    raise AssertionError(f"{compiled.program.name}: no FU packet for the mem tile {mem_tile}")
+    raise AssertionError(f"{compiled.program.name}: no FU packet for {node}'s tile {tile}")
 
 
-def _first_token_formula(compiled) -> int:
-    """Cycles from the mem's micro-op on ``ctrl`` to the first host token, when nothing waits:
-    dispatch to the mem, READ latency, the mem -> alu path, the alu, the alu -> host path."""
-    mem_tile = compiled.routing.placement.tiles["source"]
-    return (dispatch_latency(compiled.spec, mem_tile) + READ_LATENCY + path_latency(compiled, 0)
-            + ALU_LATENCY + path_latency(compiled, 1))
+def _mem_body_word(compiled) -> int:
+    return _body_word(compiled, "source")
+
+
+def _first_token_formula(compiled, ctrl_cycles) -> int:
+    """Cycles from the mem's micro-op on ``ctrl`` to the first host token, when nothing waits
+    but the alu for its own micro-op (``ctrl_cycles``: when each image word was taken):
+    dispatch to the mem, READ latency, the mem -> alu path, the alu, the alu -> host path. With
+    short FU input queues the first token can reach the alu before its micro-op, which the alu
+    takes a cycle before it can take a token."""
+    spec, tiles = compiled.spec, compiled.routing.placement.tiles
+    data = dispatch_latency(spec, tiles["source"]) + READ_LATENCY + path_latency(compiled, 0)
+    alu_ready = (ctrl_cycles[_body_word(compiled, "scale")] - ctrl_cycles[_mem_body_word(compiled)]
+                 + dispatch_latency(spec, tiles["scale"]) + 1)
+    return max(data, alu_ready) + ALU_LATENCY + path_latency(compiled, 1)
 
 
 def test_queue_latency_follows_the_token_queue():
     assert [queue_latency(depth) for depth in (1, 2, 3, 4, 16)] == [1, 1, 2, 2, 2]
+    assert [queue_latency(depth, "fall_through") for depth in (1, 2, 3, 4, 16)] == [1, 1, 1, 1, 1]
+    assert [queue_latency(depth, "bypass") for depth in (1, 2, 3, 4, 16)] == [0, 0, 0, 0, 0]
 
 
 def test_path_hops_and_latency_closed_form():
@@ -121,16 +135,21 @@ def test_path_hops_and_latency_closed_form():
         assert (path_hops(compiled, 0), path_hops(compiled, 1)) == (to_alu, to_host), compiled.program.name
         assert path_latency(compiled, 0) == to_alu + queue_latency(compiled.spec.queue_depth)
         assert path_latency(compiled, 1) == to_host
+    bypassing = _compiled_paths(dataclasses.replace(default_fabric(), queue_mode="bypass"))
+    assert [path_latency(compiled, 0) for compiled in bypassing] == [
+        _manhattan(mem_tile, alu_tile) + 1 for mem_tile, alu_tile, _ in PATHS]
 
 
-def test_model_first_token_is_the_closed_form():
+@pytest.mark.parametrize("queue_mode", QUEUE_MODES)
+def test_model_first_token_is_the_closed_form(queue_mode):
     """The timing replay and the sum of declared latencies agree on every pinned path, and the
     tokens then follow one per cycle."""
-    for compiled in _compiled_paths():
+    for compiled in _compiled_paths(dataclasses.replace(default_fabric(), queue_mode=queue_mode)):
         prediction = predict_cycles(compiled)
         arrivals = prediction.arrivals["out0" if "out0" in compiled.host_outputs else "out1"]
         dispatched = prediction.ctrl_cycles[_mem_body_word(compiled)]
-        assert arrivals[0] - dispatched == _first_token_formula(compiled), compiled.program.name
+        assert arrivals[0] - dispatched == _first_token_formula(compiled, prediction.ctrl_cycles), \
+            compiled.program.name
         assert arrivals == list(range(arrivals[0], arrivals[0] + PATH_TOKENS))
 
 
@@ -201,7 +220,7 @@ def _path_failures(compiled, rtl: TimedRun) -> list[str]:
     word = _mem_body_word(compiled)
     measured = rtl.arrivals[port][0] - rtl.ctrl_cycles[word]
     predicted = prediction.arrivals[port][0] - prediction.ctrl_cycles[word]
-    formula = _first_token_formula(compiled)
+    formula = _first_token_formula(compiled, rtl.ctrl_cycles)
     print(f"{name}: hops {path_hops(compiled, 0)} + {path_hops(compiled, 1)}, first-token latency "
           f"RTL {measured}, model {predicted}, closed form {formula}")
     failures = []
@@ -235,17 +254,19 @@ def _phased(rng, spec) -> list:
 
 @pytest.mark.verilator
 @pytest.mark.long(0)
-def test_cycle_model_against_rtl():
-    """One simulation: pinned paths exactly, then whole programs within 5% of the RTL counter."""
-    spec = default_fabric()
+@pytest.mark.parametrize("queue_mode", QUEUE_MODES)
+def test_cycle_model_against_rtl(queue_mode):
+    """One simulation per FU input queue mode: pinned paths exactly, then whole programs within
+    5% of the RTL counter."""
+    spec = dataclasses.replace(default_fabric(), queue_mode=queue_mode)
     (base,) = seeds_for("cycle_model:random", count=1)
     rng = random.Random(base)
     seeds = [rng.getrandbits(32) for _ in range(RANDOM_PROGRAMS)]
     print(f"base seed {base}: random program seeds {seeds}")
-    paths = _compiled_paths()
+    paths = _compiled_paths(spec)
     programs = [load_program(MLP), _repeating_program()] + [random_program(seed) for seed in seeds]
     whole = [compile_program(program, spec) for program in programs] + _phased(rng, spec)
-    results = run_with_timing(paths + whole, case="cycle-model")
+    results = run_with_timing(paths + whole, case=f"cycle-model-{queue_mode}")
     failures = []
     for compiled, rtl in zip(paths, results, strict=False):
         failures += _path_failures(compiled, rtl)

@@ -9,6 +9,7 @@ import random
 
 import pytest
 
+from hw.token_queue import QUEUE_MODES
 from rivulet.sim.fabric_run import run_many_on_rtl
 from rivulet.sim.seeds import seeds_for
 from rivulet.sim.streams import PROFILES
@@ -62,17 +63,19 @@ def test_mlp_on_rtl_under_back_pressure():
 
 
 @pytest.mark.verilator
-def test_random_programs_rtl_equals_golden_model():
-    """At least 50 random path programs of every shape, each under a random stall profile."""
+@pytest.mark.parametrize("queue_mode", QUEUE_MODES)
+def test_random_programs_rtl_equals_golden_model(queue_mode):
+    """At least 50 random path programs of every shape, each under a random stall profile, with
+    the FU input queues in each mode."""
     (base,) = seeds_for("fabric:random", count=1)
     rng = random.Random(base)
-    spec = default_fabric()
+    spec = dataclasses.replace(default_fabric(), queue_mode=queue_mode)
     programs = [random_program(rng.getrandbits(32)) for _ in range(RANDOM_PROGRAMS)]
     compiled = [compile_program(program, spec) for program in programs]
     profiles = [rng.choice(list(PROFILES)) for _ in programs]
     seeds = [rng.getrandbits(32) for _ in programs]
     print(f"base seed {base}: " + ", ".join(program.name for program in programs))
-    results = run_many_on_rtl(compiled, profiles=profiles, seeds=seeds, case="fabric-random")
+    results = run_many_on_rtl(compiled, profiles=profiles, seeds=seeds, case=f"fabric-random-{queue_mode}")
     for program, each, rtl, profile in zip(programs, compiled, results, profiles, strict=True):
         _assert_same(rtl, _model(each), f"{program.name} ({profile})")
 

@@ -1,0 +1,224 @@
+"""FU input queue modes side by side: cycles per idealised step on the RipTide suite, and the
+cost of one tile on the ECP5.
+
+``python -m bench.queue_bypass`` runs two parts (``--part suite`` or ``--part tiles`` re-measures
+one and keeps the other) and writes bench/results/queue_bypass.json and queue_bypass.md:
+
+* **suite**: every case of the ten suite graphs (bench/ripple_suite.py) on
+  examples/fabrics/ripple.toml in each queue mode (one Verilated build per mode), with the
+  outputs and firings checked as that bench checks them, and the cycle model's prediction of
+  every case. Compute cycles = RTL cycles - image words, as bench/ripple_suite.py and
+  docs/ripple.md count them; per step = compute cycles / the suite's idealised steps. The loop
+  cost per step is the slope between a graph's smallest and largest case, which leaves out
+  what every case pays once (configuration, pipeline fill, the done tree).
+* **tiles**: an interior ``pe`` tile (ripple.toml's pe parameters and queue depth) and ``alu``
+  tile (the default fabric's queue depth 4) in each mode: LUT/FF from synthesis, Fmax from
+  nextpnr (the median over seeds 1-3) in the RSN bench's pin-limited harness, as bench/sam.py
+  builds its tiles.
+
+Queue depth 2 (ripple.toml) keeps tokens in flip-flops, where ``registered`` and
+``fall_through`` are the same hardware, so the suite runs ``registered`` and ``bypass`` only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import time
+from pathlib import Path
+
+from ripple_core.check import fabric_problems
+from ripple_core.lower import compile_lowering, lower_graph
+from ripple_core.riptide import load_graph, load_vectors
+from rivulet.frontends.riptide import RIPPLE_FABRIC
+from rivulet.sim.fabric_run import run_many_on_rtl
+from rsn.cycle_model import predict_cycles
+from rsn.fabric_spec import load_fabric, parse_fabric
+from rsn.readout import register_reads, split_register_reads
+from rsn.tile import Tile
+
+from . import rsn as rsn_bench
+from .common import BUILD_ROOT, REPO, RESULTS, git_stamp, run_jobs, write_results
+from .ripple_suite import KERNELS, SEED, SUITE, VARIANTS
+
+__all__ = ["measure_suite", "measure_tiles", "markdown", "main"]
+
+SUITE_MODES = ("registered", "bypass")
+TILE_MODES = {"pe": ("registered", "bypass"), "alu": ("registered", "fall_through", "bypass")}
+TILE_TARGET = rsn_bench.FABRIC_TARGET
+COMMAND = "python -m bench.queue_bypass"
+
+
+def _suite_runs(spec):
+    for kernel in KERNELS:
+        cases = load_vectors(SUITE / f"{kernel}.vectors.json")
+        for variant in VARIANTS:
+            graph = load_graph(SUITE / f"{kernel}.riptide{'.nostream' if variant == 'nostream' else ''}.json")
+            for k, case in enumerate(cases):
+                lowering = lower_graph(graph, case, spec, name=f"{kernel}-{variant}-case{k}")
+                yield kernel, variant, k, case, lowering, compile_lowering(lowering, spec, seed=SEED)
+
+
+def measure_suite(mode: str) -> list[dict]:
+    """Every suite case on ripple.toml with FU input queues in ``mode``, in one simulation."""
+    spec = dataclasses.replace(load_fabric(RIPPLE_FABRIC), queue_mode=mode)
+    runs = list(_suite_runs(spec))
+    started = time.monotonic()
+    results = run_many_on_rtl([run[5] for run in runs], profiles=["no_stall"] * len(runs),
+                              seeds=[SEED] * len(runs), case=f"bench-queue-{mode}", max_cycles=5_000_000,
+                              extra_reads=[register_reads(run[5]) for run in runs])
+    print(f"{mode}: {len(runs)} cases simulated in {time.monotonic() - started:.0f} s", flush=True)
+    rows = []
+    for (kernel, variant, k, case, lowering, compiled), result in zip(runs, results, strict=True):
+        reads = split_register_reads(compiled, result.extra)
+        problems = fabric_problems(lowering, compiled, result.outputs, result.firings, reads)
+        image = len(compiled.image)
+        rows.append({"mode": mode, "kernel": kernel, "variant": variant, "case": k,
+                     "steps": case["reference_steps"][variant], "rtl_cycles": result.cycles,
+                     "image_words": image, "compute_cycles": result.cycles - image,
+                     "model_cycles": predict_cycles(compiled).cycles,
+                     "passed": not problems and result.done_cycle is not None, "problems": problems})
+    return rows
+
+
+def tile_job(kind: str, mode: str, seeds: tuple[int, ...], build_root: str) -> dict:
+    """Worker: an interior tile of ``kind`` (a 3x3 grid of it) in queue ``mode``: bare synthesis
+    for LUT/FF, harnessed place and route for Fmax (the median over ``seeds``)."""
+    started = time.perf_counter()
+    if kind == "pe":
+        ripple = load_fabric(RIPPLE_FABRIC)
+        spec = parse_fabric({"rows": 3, "cols": 3, "tiles": ["pe pe pe"] * 3, "queue_mode": mode,
+                             "queue_depth": ripple.queue_depth,
+                             "pe": dataclasses.asdict(ripple.parameters("pe"))}, f"3x3 of pe, {mode}")
+    else:
+        spec = parse_fabric({"rows": 3, "cols": 3, "tiles": [f"{kind} {kind} {kind}"] * 3,
+                             "queue_mode": mode}, f"3x3 of {kind}, {mode}")
+    name = f"tile_{kind}_{mode}"
+    area = rsn_bench.synthesise_only(Tile(spec, 1, 1), name, TILE_TARGET, Path(build_root))
+    placed, fold = rsn_bench.place_in_harness(lambda: Tile(spec, 1, 1), f"{name}_harness", TILE_TARGET,
+                                              seeds, Path(build_root))
+    path = rsn_bench.critical_path(Path(placed.reports[0]), Path(placed.netlist))
+    return {"kind": kind, "mode": mode, "queue_depth": spec.queue_depth, "target": TILE_TARGET,
+            "luts": area["luts"], "ffs": area["ffs"], "brams": area["brams"], "fmax_mhz": placed.fmax_mhz,
+            "fmax_per_seed": placed.fmax_per_seed, "seeds": list(seeds),
+            "harness_fold": fold, "critical_path": path, "seconds": round(time.perf_counter() - started, 1)}
+
+
+def measure_tiles(workers: int, seeds: tuple[int, ...]) -> list[dict]:
+    build_root = str(BUILD_ROOT / "queue_bypass")
+    jobs = [(tile_job, kind, mode, seeds, build_root) for kind, modes in TILE_MODES.items() for mode in modes]
+    return run_jobs(jobs, workers, lambda e: f"{e['kind']} {e['mode']}: {e['luts']} LUT, {e['ffs']} FF, "
+                                             f"{e['fmax_mhz']:.1f} MHz ({e['seconds']} s)")
+
+
+# --------------------------------------------------------------------------------------------
+# The tables
+
+
+def _graph_figures(rows: list[dict]) -> dict:
+    largest = max(rows, key=lambda row: row["steps"])
+    smallest = min(rows, key=lambda row: row["steps"])
+    slope = None
+    if largest["steps"] != smallest["steps"]:
+        slope = ((largest["compute_cycles"] - smallest["compute_cycles"])
+                 / (largest["steps"] - smallest["steps"]))
+    return {"steps": largest["steps"], "compute": largest["compute_cycles"],
+            "per_step": largest["compute_cycles"] / largest["steps"], "slope": slope,
+            "passed": sum(row["passed"] for row in rows), "cases": len(rows),
+            "model_exact": sum(row["model_cycles"] == row["rtl_cycles"] for row in rows)}
+
+
+def _suite_table(suite: list[dict]) -> list[str]:
+    modes = [mode for mode in SUITE_MODES if any(row["mode"] == mode for row in suite)]
+    head = " | ".join(f"{mode}: compute / per step / loop per step" for mode in modes)
+    lines = [f"| graph | steps (largest case) | {head} | loop speed-up | passed | cycle model exact |",
+             "|---|---:|" + "---:|" * len(modes) + "---:|---|---|"]
+    for kernel in KERNELS:
+        for variant in VARIANTS:
+            figures = {mode: _graph_figures([row for row in suite if row["mode"] == mode and
+                                             row["kernel"] == kernel and row["variant"] == variant])
+                       for mode in modes}
+            cells = [f"{f['compute']} / {f['per_step']:.2f} / "
+                     f"{'-' if f['slope'] is None else format(f['slope'], '.2f')}" for f in figures.values()]
+            first, last = figures[modes[0]], figures[modes[-1]]
+            speedup = ("-" if not first["slope"] or not last["slope"]
+                       else f"{first['slope'] / last['slope']:.2f}x")
+            label = f"{kernel} ({'STREAM' if variant == 'stream' else 'no STREAM'})"
+            lines.append(f"| {label} | {first['steps']} | " + " | ".join(cells) + f" | {speedup} | "
+                         + ", ".join(f"{f['passed']}/{f['cases']}" for f in figures.values()) + " | "
+                         + ", ".join(f"{f['model_exact']}/{f['cases']}" for f in figures.values()) + " |")
+    return lines
+
+
+def _tile_table(tiles: list[dict]) -> list[str]:
+    lines = ["| tile | queue depth | mode | LUT | FF | Fmax (MHz), median | per seed | Fmax / registered "
+             "| critical path (first seed) |",
+             "|---|---:|---|---:|---:|---:|---|---:|---|"]
+    for entry in tiles:
+        base = next(e for e in tiles if e["kind"] == entry["kind"] and e["mode"] == "registered")
+        where = rsn_bench._path_summary(entry["critical_path"])
+        ratio = entry["fmax_mhz"] / base["fmax_mhz"]
+        lines.append(f"| {entry['kind']} | {entry['queue_depth']} | {entry['mode']} | {entry['luts']} | "
+                     f"{entry['ffs']} | {entry['fmax_mhz']:.1f} | "
+                     f"{' / '.join(format(f, '.1f') for f in entry.get('fmax_per_seed', []))} | "
+                     f"{ratio:.2f} | {where} |")
+    return lines
+
+
+def _revision(stamp: dict | None) -> str:
+    if stamp is None:
+        return "-"
+    return stamp["git_revision"] + (" with uncommitted changes" if stamp["git_tracked_changes"] else "")
+
+
+def markdown(report: dict) -> str:
+    lines = ["# FU input queue modes: cycles per step and tile cost", "",
+             f"Written by `{COMMAND}` (`--part suite` at git {_revision(report.get('suite_git'))}, "
+             f"`--part tiles` at git {_revision(report.get('tiles_git'))}); bench/queue_bypass.py says how "
+             f"each figure is taken, docs/ripple.md what follows from them.", ""]
+    if report.get("suite"):
+        lines += ["## The RipTide suite on ripple.toml (5x6 pe tiles, queue depth 2), no stalls", "",
+                  "Compute = RTL cycles - image words of the graph's largest case; per step = compute / "
+                  "the suite's idealised steps; loop per step = the slope of compute over steps from the "
+                  "graph's smallest to its largest case (the loop's cost, without what a run pays once). "
+                  "Loop speed-up: registered / bypass slope. Cycle model exact: cases whose predicted "
+                  "counter equals the RTL's.", ""]
+        lines += _suite_table(report["suite"])
+    if report.get("tiles"):
+        lines += ["", f"## One interior tile on the {TILE_TARGET}", "",
+                  "LUT/FF from the synthesised bare tile, Fmax from nextpnr (median over the seeds) with "
+                  "the tile in the RSN bench's pin-limited harness (bench/rsn.py).", ""]
+        lines += _tile_table(report["tiles"])
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog=COMMAND, description=__doc__.split("\n")[0])
+    parser.add_argument("--part", choices=("suite", "tiles", "both"), default="both")
+    parser.add_argument("--workers", type=int, default=1, help="place-and-route jobs at once")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3],
+                        help="nextpnr seeds per tile (Fmax: their median)")
+    args = parser.parse_args(argv)
+    measured = {}
+    if args.part in ("suite", "both"):
+        measured["suite"] = [row for mode in SUITE_MODES for row in measure_suite(mode)]
+        measured["suite_git"] = git_stamp()
+    if args.part in ("tiles", "both"):
+        measured["tiles"] = measure_tiles(args.workers, tuple(args.seeds))
+        measured["tiles_git"] = git_stamp()
+    previous = RESULTS / "queue_bypass.json"       # read last: the parts may run side by side
+    report = {**(json.loads(previous.read_text()) if previous.exists() else {}), **measured}
+    report["settings"] = {"fabric": str(RIPPLE_FABRIC.relative_to(REPO)), "seed": SEED}
+    figures, table = write_results(RESULTS, "queue_bypass", report, markdown(report), indent=1)
+    print(markdown(report))
+    failed = [row for row in report.get("suite", []) if not row["passed"]]
+    for row in failed:
+        print(f"FAILED {row['mode']} {row['kernel']} ({row['variant']}) case {row['case']}: "
+              f"{'; '.join(row['problems'])}")
+    print(f"wrote {figures} and {table}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
