@@ -121,28 +121,18 @@ def skid_pair_invariants(m: Module, sink, source, skid: Signal, tracker: TokenTr
 
 def memory_queue_invariants(m: Module, queue: TokenQueue, fragment, peek, tracker):
     """Tokens behind the output register wait in memory from ``read_at`` on, oldest first."""
-    slots = queue.depth - 1
-    stored = find_register(fragment, "stored")
-    write_at = find_register(fragment, "write_at")
-    read_at = find_register(fragment, "read_at")
-
-    def wrap(offset):  # offset < 2 * slots
-        return Mux(offset >= slots, offset - slots, offset)
-
-    m.d.comb += [
-        Assert(stored <= slots, "invariant: stored within memory depth"),
-        Assert(read_at < slots, "invariant: read pointer in range"),
-        Assert(write_at == wrap(read_at + stored), "invariant: pointers differ by stored"),
-    ]
-    offset = Signal(range(2 * slots), name="tracked_offset")
-    m.d.comb += [offset.eq(read_at + tracker.position - queue.o.valid), peek.addr.eq(wrap(offset))]
-    in_memory = ~queue.o.valid | (tracker.position != 0)
-    assert_tracked_token_in(m, tracker, in_memory, peek.data, "the memory")
+    _ring_invariants(m, queue, fragment, peek, tracker, behind_register=True)
 
 
 def fall_through_memory_invariants(m: Module, queue: TokenQueue, fragment, peek, tracker):
     """Every held token waits in memory from ``read_at`` on, oldest first."""
-    slots = queue.depth
+    _ring_invariants(m, queue, fragment, peek, tracker, behind_register=False)
+
+
+def _ring_invariants(m: Module, queue: TokenQueue, fragment, peek, tracker, behind_register: bool):
+    """The ring buffer's pointers, and the tracked token at its place in memory: behind the output
+    register (``registered``: the memory holds depth - 1 tokens) or at the read pointer."""
+    slots = queue.depth - 1 if behind_register else queue.depth
     stored = find_register(fragment, "stored")
     write_at = find_register(fragment, "write_at")
     read_at = find_register(fragment, "read_at")
@@ -156,8 +146,10 @@ def fall_through_memory_invariants(m: Module, queue: TokenQueue, fragment, peek,
         Assert(write_at == wrap(read_at + stored), "invariant: pointers differ by stored"),
     ]
     offset = Signal(range(2 * slots), name="tracked_offset")
-    m.d.comb += [offset.eq(read_at + tracker.position), peek.addr.eq(wrap(offset))]
-    assert_tracked_token_in(m, tracker, 1, peek.data, "the memory")
+    ahead = queue.o.valid if behind_register else 0        # the token in the output register
+    m.d.comb += [offset.eq(read_at + tracker.position - ahead), peek.addr.eq(wrap(offset))]
+    in_memory = (~queue.o.valid | (tracker.position != 0)) if behind_register else 1
+    assert_tracked_token_in(m, tracker, in_memory, peek.data, "the memory")
 
 
 # --- SkidBuffer ------------------------------------------------------------------------------
