@@ -53,7 +53,7 @@ KERNELS = {
     "mat_mattransmul_HAND": SAM_GRAPHS, "vec_ds_compression_HAND": SAM_GRAPHS,
     "vec_sd_compression_HAND": SAM_GRAPHS,
 }
-POINTS = ((64, 0.01), (64, 0.05), (64, 0.1), (64, 0.3), (256, 0.01))
+POINTS = ((64, 0.01), (64, 0.05), (64, 0.1), (64, 0.3), (256, 0.01), (256, 0.03))
 QUICK_POINTS = ((16, 0.1), (16, 0.3))
 BANK_DEPTH = 2048
 SEED = 2026
