@@ -61,6 +61,7 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.ripple9 --rtl
 	$(BIN)/python -m bench.ripple_density
 	$(BIN)/python -m bench.sam
+	$(BIN)/python -m bench.queue_bypass
 	$(BIN)/python -m bench.sweep
 
 BOARD  ?=
