@@ -27,10 +27,13 @@ class SparseAccumulator(wiring.Component):
     point on ``outer_crdpt``, ``inner_crdpt`` and ``val``, without stops. A point keeps its sum
     even when it is 0. Sums wrap at the data width.
 
+    Stops on any input are dropped one input at a time, as SAM's graphs put a stop dropper on each
+    of the accumulator's streams.
+
     The workspace holds ``rows`` x ``cols`` words (``rows`` is 1 for ``order=1``) and an
     occupancy bit per word; a priority encoder finds the next stored inner coordinate of a row, so
-    emitting takes a cycle per point, not per column. A point outside the workspace is taken and
-    not stored, and sets the sticky ``overflow`` flag until reset.
+    emitting takes a cycle per point, not per column. A point outside the workspace, or with an
+    ``N`` in it, is taken and not stored, and sets the sticky ``dropped`` flag until reset.
     """
 
     def __init__(self, width: int, order: int = 1, points: bool = False, cols: int = 64, rows: int = 16):
@@ -44,7 +47,7 @@ class SparseAccumulator(wiring.Component):
         outputs = ("outer_crdpt", "inner_crdpt", "val") if points else ("outer_crd", "inner_crd", "val")
         members = {name: In(token_stream(width)) for name in POINT_INPUTS}
         members |= {name: Out(token_stream(width)) for name in outputs}
-        members |= {"overflow": Out(1)}
+        members |= {"dropped": Out(1)}
         if not points:
             members |= {"last_level": In(1), "val_stkn": In(1)}
         self._outputs = outputs
@@ -72,6 +75,12 @@ class SparseAccumulator(wiring.Component):
         outer_of_row = Signal(self._width)
 
         kinds = [port.payload.kind for port in (outer_in, inner_in, val_in)]
+        # A point: no input at a stop or D; one with an N in it is taken but not stored.
+        is_point = Const(1)
+        whole = Const(1)
+        for kind in kinds:
+            is_point &= (kind == TokenKind.DATA) | (kind == TokenKind.EMPTY)
+            whole &= kind == TokenKind.DATA
         all_valid = outer_in.valid & inner_in.valid & val_in.valid
         outer, inner = outer_in.payload.value, inner_in.payload.value
         point_row = outer[:row_bits] if self.order == 2 else Const(0, row_bits)
@@ -110,8 +119,7 @@ class SparseAccumulator(wiring.Component):
                             m.next = "CLOSE"
                     else:
                         m.next = "NEXT_ROW"
-                with m.Elif(all_valid & (kinds[0] == TokenKind.DATA) & (kinds[1] == TokenKind.DATA)
-                            & (kinds[2] == TokenKind.DATA)):
+                with m.Elif(all_valid & is_point):
                     if self.order == 1:
                         new_run = run_active & (outer != run_outer)
                     else:
@@ -121,7 +129,7 @@ class SparseAccumulator(wiring.Component):
                         m.next = "BODY" if self.points else "HEAD"
                     with m.Else():
                         take_inputs()
-                        with m.If(fits):
+                        with m.If(fits & whole):
                             total = val_in.payload.value + Mux(stored, read_point.data, 0)
                             m.d.comb += [write.en.eq(1), write.addr.eq(Cat(inner[:col_bits], point_row)),
                                          write.data.eq(total)]
@@ -129,10 +137,12 @@ class SparseAccumulator(wiring.Component):
                             if self.order == 2:
                                 m.d.sync += present.bit_select(point_row, 1).eq(1)
                         with m.Else():
-                            m.d.sync += self.overflow.eq(1)
+                            m.d.sync += self.dropped.eq(1)
                         m.d.sync += [run_outer.eq(outer), run_active.eq(1)]
-                with m.Elif(all_valid):             # a stop or N among points: not a point; dropped
-                    take_inputs()
+                with m.Else():                      # a stop on any input is dropped on its own
+                    for port, kind in zip((outer_in, inner_in, val_in), kinds, strict=True):
+                        with m.If(port.valid & (kind == TokenKind.STOP)):
+                            m.d.comb += port.ready.eq(1)
             with m.State("NEXT_ROW"):               # order 2: the lowest row left, or the close
                 with m.If(present.any()):
                     m.d.sync += [row.eq(lowest_row), outer_of_row.eq(lowest_row)]

@@ -21,6 +21,18 @@ from .test_conform_model import EXPECTED, SCHEDULED
 needs_suite = pytest.mark.skipif(not SUITE.is_dir(), reason="SAM peer suite not found beside the repository")
 
 
+def _accumulator_with_stops(files):
+    """SAM's spacc1 case with stops put into each input at other places: the RTL drops them input by
+    input (as the graphs' stop droppers do), so the recorded output must not change. RTL only: the
+    golden model takes point streams without stops."""
+    vectors = next(v for v in files if v.primitive == "spacc1")
+    case = copy.deepcopy(vectors.cases[0])
+    for port, at in (("in_outer_crdpt", (0, 3)), ("in_inner_crdpt", (2,)), ("in_val", (5, 5, 8))):
+        for position in sorted(at, reverse=True):
+            case.inputs[port].insert(position, "S0")
+    return replace(vectors, path=vectors.path.with_name("stops_spacc1.json"), cases=[case])
+
+
 def _mutants(files):
     """Copies of five cases with one expectation changed each: the RTL runs must fail them (the
     hinted scan's in its lock-step run, whose output is exact)."""
@@ -57,19 +69,21 @@ def test_rtl_conforms_to_the_suite_and_to_numpy_under_every_stall_profile():
     randoms = random_files(seeds[0], 3)
     hinted = hinted_file(random_hinted(seeds[0], 12))
     specs = spec_files()
-    outcomes = run_rtl(suite + randoms + [hinted] + specs, once=_mutants(suite), profiles=list(PROFILES),
-                       seeds=seeds)
+    outcomes = run_rtl(suite + randoms + [hinted] + specs + [_accumulator_with_stops(suite)],
+                       once=_mutants(suite), profiles=list(PROFILES), seeds=seeds)
     mutants = [o for o in outcomes if o.file.startswith("mutant_")]
     rest = [o for o in outcomes if not o.file.startswith("mutant_")]
     failed = [f"{o.file} {o.case}: {o.detail}" for o in rest if o.status == "failed"]
     assert not failed, "\n".join(failed)
     assert [o.status for o in mutants] == ["failed"] * 5, [o.detail for o in mutants]
-    counts = Counter((o.primitive, o.status) for o in rest if not o.file.startswith(("random_", "spec_")))
+    counts = Counter((o.primitive, o.status) for o in rest
+                     if not o.file.startswith(("random_", "spec_", "stops_")))
     for primitive, (passed, unsupported) in EXPECTED.items():
         got = (counts[primitive, "passed"], counts[primitive, "unsupported"])
         assert got == (passed, unsupported), primitive
     assert sum(o.status == "passed" for o in rest if o.file.startswith("random_")) == 10 * 3 + 12
     assert sum(o.status == "passed" for o in rest if o.file.startswith("spec_")) == 9
+    assert [o.status for o in rest if o.file.startswith("stops_")] == ["passed"]
     # Every case ran under every profile and seed; schedule-dependent ones on their recorded schedule
     # too, and hinted scans once more in lock step with SAM's timing.
     runs = len(PROFILES) * len(seeds)
