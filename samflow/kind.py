@@ -30,12 +30,13 @@ from . import rtl
 from .faults import FAULT_REGISTERS, FaultCode, StreamRules, describe, sides_fault
 from .graph.valued import drop_zero_values
 from .models import MODELS, ModelError
-from .pairs import pack, pick, unpack
+from .pairs import pack, pack_sums, pick, unpack
 from .rtl.pairs import PairedJoiner, pair_word, picked_half
 from .rtl.stream_check import StreamCheck
 from .tokens import TokenKind, decode, encode
 
-__all__ = ["SparseKindSpec", "SPARSE_KINDS", "SPARSE_SPECS", "ALU_OPS", "BankParameters", "kind_named"]
+__all__ = ["SparseKindSpec", "SPARSE_KINDS", "SPARSE_SPECS", "ALU_OPS", "BankParameters", "kind_named",
+           "SPACC_COLS"]
 
 ALU_OPS = {"add": 0, "sub": 1, "mul": 2}
 
@@ -118,6 +119,20 @@ def _alu_primitive(uop):
     return "multiply" if uop["op"] == ALU_OPS["mul"] else "add"
 
 
+def _accumulated(params, memory, inputs):
+    """SAM's spaccumulator of order 1 as its graphs use it (samflow.graph.primitives): the stops of
+    each input dropped, sums with the stops of the inner level, each inner coordinate packed with
+    its sum (samflow.pairs.pack_sums: coordinate high, the sum a signed low half)."""
+    points = {port: MODELS["stkn_drop"]({}, {}, {"in_stream": tokens})[0]["val"]
+              for port, tokens in inputs.items()}
+    out, _ = MODELS["spacc1"]({"val_stkn": True, "last_level": True}, {}, points)
+    sums = [int(v) if isinstance(v, float) else v for v in out["val"]]
+    packed = pack_sums(sums, out["inner_crd"], params["value_width"])
+    return {"outer_crd": out["outer_crd"], "pairs": packed}, {}
+
+
+# The accumulator's workspace: inner coordinates 0 .. SPACC_COLS - 1 (a row of a 256-wide matrix).
+SPACC_COLS = 256
 PACKED_SIDES = {"in_side1": 2, "in_side2": 2}
 SPECS = [
     SparseKindSpec("sam_alu", _alu_primitive, lambda w: rtl.Alu(w, "select"), ("in_val1", "in_val2"),
@@ -149,6 +164,9 @@ SPECS = [
                    ("outer_crd", "inner_crd")),
     SparseKindSpec("sam_zero_drop", "zero_value_drop", rtl.ZeroValueDrop, ("in_crd", "in_val"),
                    ("crd", "val"), evaluate=_drop_zero_values),
+    SparseKindSpec("sam_spacc", "spacc1", lambda w: rtl.PackedAccumulator(w, SPACC_COLS),
+                   ("in_outer_crdpt", "in_inner_crdpt", "in_val"), ("outer_crd", "pairs"),
+                   evaluate=_accumulated),
 ]
 SPARSE_SPECS = {spec.name: spec for spec in SPECS}
 REPSIG = {"in_repsig", "repsig"}
@@ -475,6 +493,7 @@ SAM_CRD_HOLD_KIND = SPARSE_KINDS["sam_crd_hold"]
 SAM_ZERO_DROP_KIND = SPARSE_KINDS["sam_zero_drop"]
 SAM_INTERSECT_KIND = SPARSE_KINDS["sam_intersect"]
 SAM_UNION_KIND = SPARSE_KINDS["sam_union"]
+SAM_SPACC_KIND = SPARSE_KINDS["sam_spacc"]
 
 
 def kind_named(name: str) -> FuKind:

@@ -12,7 +12,7 @@ fabric: 30-bit values, 15-bit halves). The consumer of a packed reference picks 
 
 from .tokens import is_data
 
-__all__ = ["half_bits", "empty_half", "pack", "unpack", "pick"]
+__all__ = ["half_bits", "empty_half", "pack", "unpack", "pick", "pack_sums", "unpack_sums", "sum_range"]
 
 
 def half_bits(value_width: int) -> int:
@@ -63,3 +63,39 @@ def pick(tokens, half: int, value_width: int) -> list:
     if half == 0:
         return list(tokens)
     return unpack(tokens, value_width)[half - 1]
+
+
+def sum_range(value_width: int) -> range:
+    """The sums an accumulator's packed token holds: a signed low half (no ``N`` among sums)."""
+    bits = half_bits(value_width)
+    return range(-(1 << (bits - 1)), 1 << (bits - 1))
+
+
+def pack_sums(sums, crds, value_width: int) -> list:
+    """An accumulator's aligned sums and inner coordinates as one stream: the coordinate in the high
+    half, the sum in the low half as a signed field; control tokens shared."""
+    bits = half_bits(value_width)
+    out = []
+    for total, crd in zip(sums, crds, strict=True):
+        if is_data(total) and is_data(crd):
+            word = crd << bits | (total & ((1 << bits) - 1))
+            out.append(word - (1 << value_width) if word >> (value_width - 1) else word)
+        else:
+            out.append(crd)
+    return out
+
+
+def unpack_sums(tokens, value_width: int) -> tuple[list, list]:
+    """A stream of :func:`pack_sums` as its sums and its coordinates."""
+    bits = half_bits(value_width)
+    sums, crds = [], []
+    for token in tokens:
+        if is_data(token):
+            word = token & ((1 << value_width) - 1)
+            low = word & ((1 << bits) - 1)
+            sums.append(low - (1 << bits) if low >> (bits - 1) else low)
+            crds.append(word >> bits & ((1 << bits) - 1))
+        else:
+            sums.append(token)
+            crds.append(token)
+    return sums, crds

@@ -19,9 +19,12 @@ from samflow.graph.lower import compile_lowered, decode_outputs, lower_graph, ti
 
 from .protocol import Case, FrontendError, Options, Workload
 
-__all__ = ["SamGraph", "SPARSE_FABRIC"]
+__all__ = ["SamGraph", "SPARSE_FABRIC", "ACCUMULATOR_FABRIC"]
 
 SPARSE_FABRIC = DEFAULT_FABRIC.parent / "sparse.toml"
+# A graph with a sparse accumulator (Gustavson's SpMM) needs sam_spacc tiles, which sparse.toml
+# leaves out to keep its tile mix for the other graphs.
+ACCUMULATOR_FABRIC = DEFAULT_FABRIC.parent / "sparse_gustavson.toml"
 _PARAMETERS = {"size": 12, "density": 0.2, "seed": 0}
 
 
@@ -88,5 +91,6 @@ class SamGraph:
         if path.stem not in REFERENCES:
             notes += (f"no scipy reference is known for {path.stem}; the golden models' run of the graph is "
                       "the reference",)
-        return Workload(name=path.stem, path=path, default_fabric=SPARSE_FABRIC, lower=lower,
-                        notes=notes)
+        accumulates = any(node.type == "spaccumulator" for node in graph.nodes.values())
+        return Workload(name=path.stem, path=path, lower=lower, notes=notes,
+                        default_fabric=ACCUMULATOR_FABRIC if accumulates else SPARSE_FABRIC)

@@ -17,31 +17,29 @@ give them. Then each node becomes an FU node of its kind (docs/sparse.md, "Graph
   :func:`tile_faults` names the graph node of each that is set.
 
 Joiners (``intersect``, ``union``) and the sparse accumulator have more ports than a tile
-(4 inputs and 3 outputs for a joiner; ``rsn.fu`` allows 3 and 2), so a graph with one is refused
-with the node named.
+(``rsn.fu`` allows 3 inputs and 2 outputs), so their streams travel packed (samflow.pairs): a
+joiner takes each side's coordinate and reference in one token and gives both references in one;
+the accumulator (``sam_spacc``) gives each inner coordinate with its sum in one token, which the
+writers of both take from one host port, each its half.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from rsn.checks import MAX_BEATS
 from rsn.graph import StreamGraph
 from rsn.isa import REGISTERS
 from rsn.program import Compiled, Program, compile_program
 from samflow.faults import FAULT_REGISTERS, describe
-from samflow.kind import ALU_OPS, SPARSE_SPECS
-from samflow.pairs import empty_half
+from samflow.kind import ALU_OPS, SPACC_COLS, SPARSE_SPECS
+from samflow.pairs import empty_half, half_bits, sum_range, unpack_sums
 from samflow.tokens import decode, is_data
 
 from .dot import GraphError
 from .primitives import PRIMITIVES
 from .run import GraphRun, RunContext, bind_tensors, check_graph, decode_written, run_graph
 
-__all__ = ["LoweredGraph", "lower_graph", "compile_lowered", "decode_outputs", "tile_faults",
-           "NOT_ON_THE_FABRIC"]
+__all__ = ["LoweredGraph", "lower_graph", "compile_lowered", "decode_outputs", "tile_faults"]
 
-NOT_ON_THE_FABRIC = {
-    "spaccumulator": "the sparse accumulator has no RTL yet (the golden model only)",
-}
 JOINERS = {"intersect": "sam_intersect", "union": "sam_union"}
 _TAKES_A_HALF = ("sam_scan_c", "sam_dense_scan", "sam_array", "sam_repeat")
 _ELIDED = {"broadcast"}         # and crdhold vals=true: both are routes
@@ -61,6 +59,7 @@ class LoweredGraph:
     shapes: dict                    # output tensor -> shape
     model_run: GraphRun             # the graph on the golden models (token counts; not the reference)
     value_width: int
+    writer_halves: dict = field(default_factory=dict)   # host port -> the half its writer takes
 
 
 def _fail(graph, node, why: str) -> GraphError:
@@ -79,9 +78,6 @@ def _through(node, port: str) -> str:
 
 
 def _kind_of(graph, node) -> str:
-    if node.type in NOT_ON_THE_FABRIC:
-        raise _fail(graph, node, f"cannot be placed on the fabric yet: {NOT_ON_THE_FABRIC[node.type]}, "
-                                 "and a tile has at most 3 inputs and 2 outputs (docs/sparse.md)")
     if node.type in JOINERS:
         return JOINERS[node.type]
     if node.type == "fiberlookup":
@@ -89,11 +85,13 @@ def _kind_of(graph, node) -> str:
     if node.type == "crddrop":
         return "sam_zero_drop" if node.flag("vals") else "sam_crd_drop"
     return {"repsiggen": "sam_repsig", "repeat": "sam_repeat", "arrayvals": "sam_array", "add": "sam_alu",
-            "mul": "sam_alu", "reduce": "sam_reduce", "crdhold": "sam_crd_hold"}[node.type]
+            "mul": "sam_alu", "reduce": "sam_reduce", "crdhold": "sam_crd_hold",
+            "spaccumulator": "sam_spacc"}[node.type]
 
 
 # The graph's port names, where a kind calls its ports otherwise.
 _PORTS = {"sam_array": {"val": "load"},
+          "sam_spacc": {"in_outer": "in_outer_crdpt", "in_inner": "in_inner_crdpt"},
           "sam_zero_drop": {"in_outer_crd": "in_crd", "in_inner_crd": "in_val", "outer_crd": "crd",
                             "inner_crd": "val"}}
 
@@ -202,12 +200,22 @@ def lower_graph(graph, tensors: dict, spec, *, name: str | None = None) -> Lower
 
     tokens_of, sinks_of = {}, {}     # (node, output port) -> its stream's tokens, its sinks
     half_of, packed = {}, set()      # consumer of a joiner's reference -> its half; packing scanners
+    writer_half = {}                 # a writer of an accumulator's packed output -> its half
     for edge in graph.edges:
         dst = graph.nodes[edge.dst]
         if _elided(dst):
             continue
         src_id, port, first = producer(edge)
         dst_port = plan.dst_port[edge]
+        if dst.type == "spaccumulator" and dst_port.startswith("level_above_"):
+            continue                # SAM's third coordinate input: the point form needs it not
+        if graph.nodes[src_id].type == "spaccumulator" and port in ("inner_crd", "val"):
+            _check_accumulated(graph, graph.nodes[src_id], port, model_run.streams[first], spec)
+            if dst.type != "fiberwrite":
+                raise _fail(graph, graph.nodes[src_id], f"its {port} stream goes to {dst.where}; on the "
+                            "fabric it leaves packed with the other, so only writers can take it")
+            writer_half[dst.id] = 2 if port == "inner_crd" else 1
+            port = "pairs"
         if dst.type in JOINERS:
             src_id, port = _joiner_side(graph, plan, dst, dst_port, producer, model_run, spec)
             if port is None:
@@ -216,7 +224,7 @@ def lower_graph(graph, tensors: dict, spec, *, name: str | None = None) -> Lower
         if graph.nodes[src_id].type in JOINERS and port != "crd":
             half_of[dst.id] = 1 if port == "ref1" else 2
             port = "refs"
-        tokens_of[src_id, port] = len(model_run.streams[first])
+        tokens_of[src_id, port] = max(tokens_of.get((src_id, port), 0), len(model_run.streams[first]))
         sinks_of.setdefault((src_id, port), []).append((dst, dst_port))
     for src_id in packed:
         other = [dst for dst, _ in sinks_of[src_id, "ref"] if dst.type not in JOINERS]
@@ -246,7 +254,7 @@ def lower_graph(graph, tensors: dict, spec, *, name: str | None = None) -> Lower
         program_graph.add_node(names[node_id], kind, [uop])
         if memory:
             memories[names[node_id]] = memory
-    host_ports = {}
+    host_ports, halves = {}, {}
     for (src_id, port), tokens in tokens_of.items():
         src_node = graph.nodes[src_id]
         source = (names[src_id], _port_index(_kind_of(graph, src_node), port, output=True))
@@ -256,6 +264,8 @@ def lower_graph(graph, tensors: dict, spec, *, name: str | None = None) -> Lower
                 host = port_of_writer[dst.id]
                 program_graph.add_host_out(f"to_{host}", host, tokens)
                 host_ports[host] = dst.id
+                if dst.id in writer_half:
+                    halves[host] = writer_half[dst.id]
                 sinks.append(f"to_{host}")
             elif dst.type in JOINERS:
                 sinks.append((names[dst.id], int(dst_port[-1]) - 1))
@@ -266,7 +276,21 @@ def lower_graph(graph, tensors: dict, spec, *, name: str | None = None) -> Lower
     reads = {tile: [(status + k, None) for k in range(FAULT_REGISTERS)] for tile in names.values()}
     program = Program(name or graph.name, program_graph, memories=memories, reads=reads)
     nodes = {tile: graph.nodes[node_id] for node_id, tile in names.items()}
-    return LoweredGraph(program, graph, host_ports, nodes, shapes, model_run, spec.data_width - 2)
+    return LoweredGraph(program, graph, host_ports, nodes, shapes, model_run, spec.data_width - 2, halves)
+
+
+def _check_accumulated(graph, node, port: str, tokens, spec):
+    """The accumulator's workspace holds SPACC_COLS inner coordinates, and its inner coordinates
+    and sums leave packed in halves of a token (samflow.pairs)."""
+    sums = sum_range(spec.data_width - 2)
+    for token in tokens:
+        if port == "inner_crd" and is_data(token) and not 0 <= token < SPACC_COLS:
+            raise _fail(graph, node, f"sums at inner coordinate {token}, but a sam_spacc tile's workspace "
+                                     f"holds coordinates 0..{SPACC_COLS - 1}")
+        if port == "val" and is_data(token) and token not in sums:
+            raise _fail(graph, node, f"gives the sum {token}, but a sum leaves packed with its coordinate in "
+                                     f"a signed half of {half_bits(spec.data_width - 2)} bits "
+                                     f"({sums.start}..{sums.stop - 1}); use smaller values")
 
 
 def _route_count(graph, node, port: str, sinks: list, tokens: int) -> int | None:
@@ -316,5 +340,7 @@ def decode_outputs(lowered: LoweredGraph, outputs: dict) -> dict:
         node = graph.nodes[node_id]
         port = "in_val" if node.attrs.get("mode") == "vals" else "in_crd"
         tokens = [decode(word, lowered.value_width) for word in outputs[host]]
+        if host in lowered.writer_halves:       # an accumulator's packed sums (1) or coordinates (2)
+            tokens = unpack_sums(tokens, lowered.value_width)[lowered.writer_halves[host] - 1]
         PRIMITIVES["fiberwrite"].run(node, {port: tokens}, context)
     return decode_written(graph, lowered.shapes, context.written)

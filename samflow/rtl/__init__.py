@@ -5,7 +5,7 @@ per cycle where its semantics allow it (a stop that closes a fiber after a refer
 of its own only where SAM emits two tokens for one).
 """
 
-from .accumulator import SparseAccumulator
+from .accumulator import PackedAccumulator, SparseAccumulator
 from .alu import Alu
 from .bitvector import Bv, BvChunk, BvDrop, IntersectBv, RdScanBv
 from .drop import CrdDrop, EmptyStknDrop, StknDrop, ZeroValueDrop
@@ -19,4 +19,4 @@ from .scanner import LevelScanner
 __all__ = ["Alu", "CrdDrop", "EmptyStknDrop", "StknDrop", "Intersect", "Union", "Array", "ValsWriter",
            "CompressedWriter", "Reduce", "Repeat", "RepeatSigGen", "LevelScanner", "CrdHold",
            "CrdPtConverter", "Flatten", "Split", "ZeroValueDrop", "Bv", "BvChunk", "BvDrop", "IntersectBv",
-           "RdScanBv", "SparseAccumulator"]
+           "RdScanBv", "SparseAccumulator", "PackedAccumulator"]

@@ -7,8 +7,9 @@ from amaranth.lib.wiring import In, Out
 from samflow.tokens import TokenKind
 
 from .common import emit, free, release_outputs, token_stream
+from .pairs import pair_word
 
-__all__ = ["SparseAccumulator"]
+__all__ = ["SparseAccumulator", "PackedAccumulator"]
 
 POINT_INPUTS = ("in_outer_crdpt", "in_inner_crdpt", "in_val")
 
@@ -190,4 +191,38 @@ class SparseAccumulator(wiring.Component):
                         emit(m, output, TokenKind.DONE)
                     m.d.sync += [final.eq(0), emitted.eq(0), run_active.eq(0)]
                     m.next = "SUM"
+        return m
+
+
+class PackedAccumulator(wiring.Component):
+    """The order-1 accumulator as a tile takes it: two outputs, not three. ``outer_crd`` as
+    :class:`SparseAccumulator` gives it, and ``pairs``: each inner coordinate and its sum in one
+    token (samflow.pairs.pack_sums: the coordinate in the high half, the sum's low bits, signed, in
+    the low half), the stops between and
+    after runs as they are (the sums carry the same stops, ``val_stkn``). SAM's graphs close the
+    inner level with ``S1`` (``last_level``)."""
+
+    def __init__(self, width: int, cols: int):
+        self._width, self.cols = width, cols
+        members = {name: In(token_stream(width)) for name in POINT_INPUTS}
+        members |= {"outer_crd": Out(token_stream(width)), "pairs": Out(token_stream(width)),
+                    "dropped": Out(1)}
+        super().__init__(members)
+
+    def elaborate(self, platform):
+        m = Module()
+        acc = m.submodules.accumulator = SparseAccumulator(self._width, order=1, cols=self.cols)
+        for name in POINT_INPUTS:
+            wiring.connect(m, wiring.flipped(getattr(self, name)), getattr(acc, name))
+        wiring.connect(m, acc.outer_crd, wiring.flipped(self.outer_crd))
+        m.d.comb += [acc.last_level.eq(1), acc.val_stkn.eq(1), self.dropped.eq(acc.dropped)]
+        inner, total = acc.inner_crd, acc.val       # loaded in the same cycles, so they leave together
+        both = inner.valid & total.valid
+        packed = pair_word(inner.payload.value, total.payload.value, self._width)
+        m.d.comb += [
+            self.pairs.valid.eq(both),
+            self.pairs.payload.eq(Mux(inner.payload.kind == TokenKind.DATA, packed,
+                                      inner.payload.as_value())),
+            inner.ready.eq(self.pairs.ready & both), total.ready.eq(self.pairs.ready & both),
+        ]
         return m

@@ -1,6 +1,7 @@
 """SAM graphs on a fabric of sparse tiles (samflow.graph.lower): SAM's residual, mattransmul and two
-vector compression graphs and five of ours (SpMV, inner-product SpMM and elementwise add, with joiners;
-row sums, row scaling), placed, routed and run on the golden fabric model
+vector compression graphs and six of ours (SpMV, inner-product SpMM and elementwise add, with joiners;
+row sums, row scaling; Gustavson's SpMM with the sparse accumulator, on a fabric of its own), placed,
+routed and run on the golden fabric model
 and on the Verilated fabric under back-pressure, each result decoded from the writers' host ports
 and checked against scipy / numpy. Every expected result is computed here, never by samflow; ids
 and printed lines carry the seed."""
@@ -26,6 +27,7 @@ REPO = Path(__file__).resolve().parents[2]
 SAM_GRAPHS = REPO.parent / "shared" / "peer-suites" / "sam" / "graphs"
 OUR_GRAPHS = REPO / "examples" / "sam"
 FABRIC = REPO / "examples" / "fabrics" / "sparse.toml"
+ACCUMULATOR_FABRIC = REPO / "examples" / "fabrics" / "sparse_gustavson.toml"
 
 
 # graph -> (its file, inputs from (rng, n, density), the expected outputs by scipy / numpy)
@@ -94,11 +96,64 @@ def test_a_wrong_expectation_fails_the_same_check():
         _check("mat_rowsum_csr", lowered, result.outputs, expected, "perturbed")
 
 
-def test_a_graph_with_an_accumulator_is_refused_with_the_node_named():
+def _gustavson(n, density, seed):
+    rng = np.random.default_rng(seed)
+    tensors = {"B": _matrix(rng, n, density), "C": _matrix(rng, n, density)}
+    return load_graph(OUR_GRAPHS / "spmm_gustavson.gv"), tensors, {"X": tensors["B"] @ tensors["C"]}
+
+
+@pytest.mark.parametrize("n, density", [(8, 0.0), (8, 0.3), (12, 0.15), (16, 1.0)])
+def test_gustavson_spmm_with_the_sparse_accumulator_on_the_fabric_model_equals_scipy(n, density):
+    spec = load_fabric(ACCUMULATOR_FABRIC)
+    for seed in seeds_for(f"samflow:gustavson:{n}:{density}", 2):
+        print(f"spmm_gustavson n={n} density={density} seed={seed}")
+        graph, tensors, expected = _gustavson(n, density, seed)
+        lowered = lower_graph(graph, tensors, spec)
+        compiled, model = compile_lowered(lowered, spec), FabricModel(spec)
+        result = model.run(compiled.image, {})
+        assert result.done
+        assert tile_faults(lowered, model_register_reads(model, compiled)) == []
+        _check("spmm_gustavson", lowered, result.outputs, expected, f"seed {seed}")
+
+
+@pytest.mark.verilator
+def test_gustavson_spmm_on_the_verilated_fabric_under_back_pressure_equals_scipy_and_the_model():
+    spec = load_fabric(ACCUMULATOR_FABRIC)
+    profiles = ["no_stall", "random_stall_50", "backpressure_90", "starved_then_flood"]
+    seeds = seeds_for("samflow:gustavson-rtl", count=len(profiles))
+    print(f"seeds {seeds}")
+    cases = [_gustavson(10, 0.3, seed) for seed in seeds]
+    lowered = [lower_graph(graph, tensors, spec) for graph, tensors, _ in cases]
+    compiled = [compile_lowered(each, spec) for each in lowered]
+    results = run_many_on_rtl(compiled, profiles=profiles, seeds=seeds, case="samflow-gustavson",
+                              extra_reads=[register_reads(c) for c in compiled])
+    for (_, _, expected), each, built, profile, seed, rtl in zip(cases, lowered, compiled, profiles, seeds,
+                                                                  results, strict=True):
+        model = FabricModel(spec).run(built.image, {})
+        assert rtl.outputs == {port: model.outputs[port] for port in built.host_outputs}, f"{profile} {seed}"
+        _check("spmm_gustavson", each, rtl.outputs, expected, f"{profile} seed {seed}")
+        assert tile_faults(each, split_register_reads(built, rtl.extra)) == [], f"{profile} seed {seed}"
+        assert rtl.firings == {tile: model.firings[tile] for tile in rtl.firings}, f"{profile} seed {seed}"
+
+
+def test_an_accumulator_sum_too_wide_for_its_half_is_refused():
     graph = load_graph(OUR_GRAPHS / "spmm_gustavson.gv")
-    rng = np.random.default_rng(1)
-    with pytest.raises(GraphError, match=r"node 16 \(SparseAccumulator 1 in0=j in1=i\): cannot be placed"):
-        lower_graph(graph, {"B": _matrix(rng, 8, 0.3), "C": _matrix(rng, 8, 0.3)}, load_fabric(FABRIC))
+    B = scipy.sparse.csr_array(np.array([[200, 0], [0, 1]]))
+    C = scipy.sparse.csr_array(np.array([[100, 0], [0, 1]]))     # X[0, 0] = 20,000, beyond 16,383
+    with pytest.raises(GraphError, match=r"node 16 \(SparseAccumulator 1 in0=j in1=i\): gives the sum "
+                                         r"20000, but a sum leaves packed with its coordinate in a signed "
+                                         r"half of 15 bits \(-16384..16383\)"):
+        lower_graph(graph, {"B": B, "C": C}, load_fabric(ACCUMULATOR_FABRIC))
+
+
+def test_an_accumulator_row_wider_than_its_workspace_is_refused():
+    graph = load_graph(OUR_GRAPHS / "spmm_gustavson.gv")
+    n = 300
+    B = scipy.sparse.csr_array(([1], ([0], [0])), shape=(2, 2), dtype=np.int64)
+    C = scipy.sparse.csr_array(([1], ([0], [n - 1])), shape=(2, n), dtype=np.int64)
+    with pytest.raises(GraphError, match=r"sums at inner coordinate 299, but a sam_spacc tile's workspace "
+                                         r"holds coordinates 0..255"):
+        lower_graph(graph, {"B": B, "C": C}, load_fabric(ACCUMULATOR_FABRIC))
 
 
 def test_a_coordinate_too_large_for_a_joiners_half_is_refused():
@@ -159,8 +214,10 @@ def test_rivulet_run_takes_a_sam_graph(capsys):
 
     assert main(["run", str(OUR_GRAPHS / "mat_rowscale_csr.gv"), "-D", "size=9", "-D", "seed=4"]) == 0
     assert "X decoded from the writers' ports equals scipy" in capsys.readouterr().out
-    assert main(["run", str(OUR_GRAPHS / "spmm_gustavson.gv")]) == 2
-    assert "(SparseAccumulator 1 in0=j in1=i): cannot be placed on the fabric yet" in capsys.readouterr().err
+    assert main(["run", str(OUR_GRAPHS / "spmm_gustavson.gv"), "-D", "size=8"]) == 0     # its own fabric
+    assert "X decoded from the writers' ports equals scipy" in capsys.readouterr().out
+    assert main(["run", str(OUR_GRAPHS / "spmm_gustavson.gv"), "--fabric", str(FABRIC)]) == 2
+    assert "need a sam_crd_hold tile but only 1 usable" in capsys.readouterr().err
     assert main(["run", str(OUR_GRAPHS / "mat_rowsum_csr.gv"), "-D", "rows=3"]) == 2
     assert "-D rows is not a parameter of a SAM graph run; it takes size" in capsys.readouterr().err
 
