@@ -14,6 +14,17 @@ __all__ = ["SparseAccumulator", "PackedAccumulator"]
 POINT_INPUTS = ("in_outer_crdpt", "in_inner_crdpt", "in_val")
 
 
+def lowest_set(bits):
+    """(any bit set, the index of the lowest set bit) of ``bits``, a power-of-two width, as a tree
+    of halves: log2(width) levels of muxes, where a chain of ``If``s would be ``width`` deep (and
+    too deep for synthesis at 256 bits)."""
+    if len(bits) == 1:
+        return bits[0], Const(0, 0)
+    half = len(bits) // 2
+    (low_any, low_at), (high_any, high_at) = lowest_set(bits[:half]), lowest_set(bits[half:])
+    return low_any | high_any, Mux(low_any, Cat(low_at, 0), Cat(high_at, 1))
+
+
 class SparseAccumulator(wiring.Component):
     """Sums values per (outer, inner) point in a dense workspace, then emits the stored points
     in order of their coordinates.
@@ -94,17 +105,12 @@ class SparseAccumulator(wiring.Component):
         def take_inputs():
             m.d.comb += [outer_in.ready.eq(1), inner_in.ready.eq(1), val_in.ready.eq(1)]
 
-        # The lowest stored inner coordinate of the row being emitted.
+        # The lowest stored inner coordinate of the row being emitted, and the lowest row holding one.
         pending = occupied[row]
         next_col = Signal(col_bits)
-        for col in reversed(range(self.cols)):
-            with m.If(pending[col]):
-                m.d.comb += next_col.eq(col)
-        m.d.comb += read_next.addr.eq(Cat(next_col, row))
+        m.d.comb += [next_col.eq(lowest_set(pending)[1]), read_next.addr.eq(Cat(next_col, row))]
         lowest_row = Signal(row_bits)
-        for r in reversed(range(self.rows)):
-            with m.If(present[r]):
-                m.d.comb += lowest_row.eq(r)
+        m.d.comb += lowest_row.eq(lowest_set(present)[1])
 
         stop_between = (TokenKind.STOP, 0)     # the S0 between two runs
         with m.FSM():
