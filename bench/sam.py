@@ -1,12 +1,14 @@
 """SAM graphs on the sparse fabric: cycles against nonzeros, and what each primitive's tile costs.
 
-``python -m bench.sam [--quick] [--part kernels|tiles|all]`` writes bench/results/sam.{json,md}.
+``python -m bench.sam [--quick] [--part kernels|tiles|all] [--kinds KIND ...]`` writes
+bench/results/sam.{json,md}.
 
 * **Kernels.** Every graph the fabric runs (SAM's residual, mattransmul and two vector compression graphs, and
-  ours in examples/sam/: SpMV, inner-product SpMM, elementwise add, row sums, row scaling) on
-  random integer tensors (``samflow.graph.cli.random_tensors``: every mode ``n`` long, the given
-  fraction nonzero), lowered onto examples/fabrics/sparse.toml with its banks made 2,048 words
-  deep, and run on the Verilated fabric without stalls, all in one simulation. Each output is
+  ours in examples/sam/: SpMV, inner-product and Gustavson SpMM, elementwise add, row sums, row
+  scaling) on random integer tensors (``samflow.graph.cli.random_tensors``: every mode ``n`` long,
+  the given fraction nonzero), lowered onto examples/fabrics/sparse.toml (the Gustavson SpMM onto
+  sparse_gustavson.toml, which has the accumulator's tiles) with its banks made 2,048 words deep,
+  and run on the Verilated fabric without stalls, one simulation per fabric. Each output is
   decoded from the writers' host ports and compared with scipy; a wrong one stops the bench.
   Figures: the fabric's cycles from START to done, the nonzeros the inputs hold, and each
   primitive's tokens (its FU's firings) per cycle. The cycles include loading the banks (after
@@ -51,8 +53,11 @@ KERNELS = {
     "spmv_csr": OUR_GRAPHS, "spmm_inner": OUR_GRAPHS, "mat_elemadd_csr": OUR_GRAPHS,
     "mat_rowsum_csr": OUR_GRAPHS, "mat_rowscale_csr": OUR_GRAPHS, "mat_residual_HAND": SAM_GRAPHS,
     "mat_mattransmul_HAND": SAM_GRAPHS, "vec_ds_compression_HAND": SAM_GRAPHS,
-    "vec_sd_compression_HAND": SAM_GRAPHS,
+    "vec_sd_compression_HAND": SAM_GRAPHS, "spmm_gustavson": OUR_GRAPHS,
 }
+# The fabric of each kernel: sparse.toml, but for a graph with a sparse accumulator (as rivulet run
+# chooses: rivulet/frontends/sam.py).
+KERNEL_FABRICS = {"spmm_gustavson": "sparse_gustavson.toml"}
 POINTS = ((64, 0.01), (64, 0.05), (64, 0.1), (64, 0.3), (256, 0.01), (256, 0.03))
 QUICK_POINTS = ((16, 0.1), (16, 0.3))
 BANK_DEPTH = 2048
@@ -61,12 +66,12 @@ TILE_TARGET = rsn_bench.FABRIC_TARGET
 REFERENCE_KIND = "alu"          # an RSN tile, the same switch and queues around another FU
 
 
-def bench_fabric():
-    """examples/fabrics/sparse.toml with every bank BANK_DEPTH words deep."""
-    data = tomllib.loads((REPO / "examples" / "fabrics" / "sparse.toml").read_text())
+def bench_fabric(name: str = "sparse.toml"):
+    """A fabric of examples/fabrics with every bank BANK_DEPTH words deep."""
+    data = tomllib.loads((REPO / "examples" / "fabrics" / name).read_text())
     for kind in ("sam_scan_c", "sam_array"):
         data[kind] = {"depth": BANK_DEPTH}
-    return parse_fabric(data, f"sparse.toml with {BANK_DEPTH}-word banks")
+    return parse_fabric(data, f"{name} with {BANK_DEPTH}-word banks")
 
 
 def _dense(value):
@@ -77,14 +82,16 @@ def _nonzeros(value) -> int:
     return int(np.count_nonzero(_dense(value)))
 
 
-def _prepare(spec, points):
-    """Per (kernel, n, density): its inputs, lowering and compiled image, or why it cannot run."""
-    cases = []
+def _prepare(points):
+    """Per (kernel, n, density): its inputs, fabric, lowering and compiled image, or why it cannot run."""
+    cases, fabrics = [], {}
     for kernel, folder in KERNELS.items():
+        fabric = KERNEL_FABRICS.get(kernel, "sparse.toml")
+        spec = fabrics.setdefault(fabric, bench_fabric(fabric))
         graph = load_graph(folder / f"{kernel}.gv")
         for n, density in points:
             tensors = random_tensors(graph, n, density, SEED)
-            case = {"kernel": kernel, "n": n, "density": density, "seed": SEED,
+            case = {"kernel": kernel, "fabric": fabric, "n": n, "density": density, "seed": SEED,
                     "input_nonzeros": sum(_nonzeros(v) for v in tensors.values())}
             try:
                 lowered = lower_graph(graph, tensors, spec)
@@ -94,7 +101,7 @@ def _prepare(spec, points):
                 continue
             loaded = sum(len(words) for words in lowered.program.memories.values())
             cases.append({**case, "tensors": tensors, "lowered": lowered, "compiled": compiled,
-                          "bank_words": loaded})
+                          "bank_words": loaded, "spec": spec})
     return cases
 
 
@@ -125,24 +132,23 @@ def _figures(case, spec, rtl) -> dict:
 
 
 def measure_kernels(points) -> list[dict]:
-    spec = bench_fabric()
-    cases = _prepare(spec, points)
-    runnable = [case for case in cases if "refused" not in case]
-    print(f"{len(runnable)} kernel runs on the Verilated {spec.rows}x{spec.cols} sparse fabric "
-          f"({len(cases) - len(runnable)} refused by the lowering), seed {SEED}", flush=True)
-    started = time.perf_counter()
-    results = run_each_on_rtl([case["compiled"] for case in runnable], profiles=["no_stall"] * len(runnable),
-                              seeds=[SEED] * len(runnable), case="bench-sam")
-    print(f"simulated in {time.perf_counter() - started:.0f} s", flush=True)
-    entries = []
-    for case, rtl in zip(runnable, results, strict=True):
-        if isinstance(rtl, str):
-            raise AssertionError(f"{case['kernel']} n={case['n']} density={case['density']}: {rtl}")
-        case.update(_figures(case, spec, rtl))
-    for case in cases:
-        entries.append({key: value for key, value in case.items()
-                        if key not in ("tensors", "lowered", "compiled")})
-    return entries
+    cases = _prepare(points)
+    for fabric in dict.fromkeys(case["fabric"] for case in cases):
+        runnable = [case for case in cases if "refused" not in case and case["fabric"] == fabric]
+        print(f"{len(runnable)} kernel runs on the Verilated {fabric} "
+              f"({sum('refused' in c for c in cases if c['fabric'] == fabric)} refused by the lowering), "
+              f"seed {SEED}", flush=True)
+        started = time.perf_counter()
+        results = run_each_on_rtl([case["compiled"] for case in runnable],
+                                  profiles=["no_stall"] * len(runnable), seeds=[SEED] * len(runnable),
+                                  case="bench-sam")
+        print(f"simulated in {time.perf_counter() - started:.0f} s", flush=True)
+        for case, rtl in zip(runnable, results, strict=True):
+            if isinstance(rtl, str):
+                raise AssertionError(f"{case['kernel']} n={case['n']} density={case['density']}: {rtl}")
+            case.update(_figures(case, case["spec"], rtl))
+    kept = ("tensors", "lowered", "compiled", "spec")
+    return [{key: value for key, value in case.items() if key not in kept} for case in cases]
 
 
 def sparse_kinds() -> list[str]:
@@ -225,7 +231,8 @@ def markdown(report: dict) -> str:
     if "kernels" in report:
         part = report["kernels"]
         lines += ["## Kernels on the Verilated fabric", "", f"{_stamp(part)}.", "",
-                  f"examples/fabrics/sparse.toml (5x6) with {BANK_DEPTH}-word banks, no stalls, inputs from "
+                  f"examples/fabrics/sparse.toml (5x6; sparse_gustavson.toml, also 5x6, for the Gustavson "
+                  f"SpMM, which needs sam_spacc tiles) with {BANK_DEPTH}-word banks, no stalls, inputs from "
                   f"`random_tensors` with seed {SEED}; every output equals scipy's. Cycles: the fabric's "
                   "counter from START to done. The assembler loads a tile's banks after START, so the "
                   "cycles include the load of every scanner's and array's bank through the control "
@@ -241,7 +248,10 @@ def markdown(report: dict) -> str:
         lines.append("")
     if "tiles" in report:
         part = report["tiles"]
-        lines += ["## One tile of each sparse kind on the ECP5-85F", "", f"{_stamp(part)}.", "",
+        again = part.get("remeasured")
+        later = (f" The rows of {', '.join(again['kinds'])} are from a later run ({_stamp(again)}; "
+                 "`--kinds`).") if again else ""
+        lines += ["## One tile of each sparse kind on the ECP5-85F", "", f"{_stamp(part)}.{later}", "",
                   "An interior tile of a 3x3 grid of the kind (32-bit links, banks at 256 words): "
                   "LUT/FF/BRAM from the synthesised netlist (LUT = LUT4 + 2 x CCU2C + 4 x "
                   "TRELLIS_DPR16X4), Fmax from nextpnr seed 1 in the RSN suite's pin-limited harness. "
@@ -259,6 +269,8 @@ def main(argv=None) -> int:
                         help="two small points per kernel and two tile kinds; results under build/")
     parser.add_argument("--part", choices=("all", "kernels", "tiles"), default="all")
     parser.add_argument("--workers", type=int, default=2, help="parallel tile builds (default 2)")
+    parser.add_argument("--kinds", nargs="+", metavar="KIND",
+                        help="re-measure only these tiles (with --part tiles) and keep the others' rows")
     args = parser.parse_args(argv)
     directory = QUICK_RESULTS if args.quick else RESULTS
     previous = directory / "sam.json"
@@ -268,7 +280,16 @@ def main(argv=None) -> int:
                              "entries": measure_kernels(QUICK_POINTS if args.quick else POINTS)}
     if args.part in ("all", "tiles"):
         kinds = ["sam_alu", REFERENCE_KIND] if args.quick else [*sparse_kinds(), REFERENCE_KIND]
-        report["tiles"] = {"git": git_stamp(), "date": now(), "entries": measure_tiles(kinds, args.workers)}
+        if args.kinds:
+            measured = {e["kind"]: e for e in measure_tiles(args.kinds, args.workers)}
+            kept = [e for e in report.get("tiles", {}).get("entries", []) if e["kind"] not in measured]
+            order = {kind: index for index, kind in enumerate(kinds)}
+            entries = sorted(kept + list(measured.values()), key=lambda e: order.get(e["kind"], len(order)))
+            report["tiles"] = {**report.get("tiles", {}), "entries": entries,
+                               "remeasured": {"kinds": args.kinds, "git": git_stamp(), "date": now()}}
+        else:
+            entries = measure_tiles(kinds, args.workers)
+            report["tiles"] = {"git": git_stamp(), "date": now(), "entries": entries}
     figures, table = write_results(directory, "sam", report, markdown(report))
     print(f"wrote {table} and {figures}")
     return 0
