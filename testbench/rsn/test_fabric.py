@@ -22,6 +22,7 @@ from rsn.model import DeadlockError, FabricModel
 from rsn.program import Program, compile_program, load_program
 from rsn.random_programs import random_program
 from rsn.route import RouteError
+from testbench.counters import assert_counters_agree
 
 MLP = REPOSITORY / "examples" / "mlp.py"
 RANDOM_PROGRAMS = 50
@@ -34,9 +35,7 @@ def _model(compiled):
 def _assert_same(rtl, model, what):
     for port, tokens in model.outputs.items():
         assert rtl.outputs.get(port, []) == tokens, f"{what}: host port {port}"
-    for tile, firings in rtl.firings.items():
-        assert firings == model.firings[tile], f"{what}: firings of tile {tile}"
-        assert rtl.link_beats[tile] == model.link_beats[tile], f"{what}: link beats of tile {tile}"
+    assert_counters_agree(rtl, model, what)
 
 
 def test_mlp_golden_model_matches_numpy():
