@@ -29,7 +29,7 @@ from rsn.isa import REGISTERS, padded_uop
 from . import rtl
 from .faults import FAULT_REGISTERS, FaultCode, StreamRules, describe, sides_fault
 from .graph.valued import drop_zero_values
-from .models import MODELS, ModelError
+from .models import MODELS, ModelError, graph_accumulator
 from .pairs import pack, pack_sums, pick, unpack
 from .rtl.pairs import PairedJoiner, pair_word, picked_half
 from .rtl.stream_check import StreamCheck
@@ -120,14 +120,11 @@ def _alu_primitive(uop):
 
 
 def _accumulated(params, memory, inputs):
-    """SAM's spaccumulator of order 1 as its graphs use it (samflow.graph.primitives): the stops of
-    each input dropped, sums with the stops of the inner level, each inner coordinate packed with
-    its sum (samflow.pairs.pack_sums: coordinate high, the sum a signed low half)."""
-    points = {port: MODELS["stkn_drop"]({}, {}, {"in_stream": tokens})[0]["val"]
-              for port, tokens in inputs.items()}
-    out, _ = MODELS["spacc1"]({"val_stkn": True, "last_level": True}, {}, points)
-    sums = [int(v) if isinstance(v, float) else v for v in out["val"]]
-    packed = pack_sums(sums, out["inner_crd"], params["value_width"])
+    """SAM's spaccumulator of order 1 as its graphs use it (samflow.models.graph_accumulator), each
+    inner coordinate packed with its sum (samflow.pairs.pack_sums: coordinate high, the sum a
+    signed low half)."""
+    out = graph_accumulator(inputs)
+    packed = pack_sums(out["val"], out["inner_crd"], params["value_width"])
     return {"outer_crd": out["outer_crd"], "pairs": packed}, {}
 
 

@@ -9,7 +9,7 @@ Each takes ``(params, memory, inputs)`` and returns ``(outputs, memory_out)``.
 
 from .tokens import is_data, is_stop, stop, stop_level
 
-__all__ = ["ModelError", "MODELS", "InputStream"]
+__all__ = ["ModelError", "MODELS", "InputStream", "whole_sums", "graph_accumulator"]
 
 
 class ModelError(ValueError):
@@ -721,6 +721,21 @@ def spcrdpt_accum1(params, memory, inputs):
 def spcrdpt_accum2(params, memory, inputs):
     """The point form of spacc2."""
     return _crdpts(_accumulate(_points(inputs), whole=True)), {}
+
+
+def whole_sums(tokens) -> list:
+    """An accumulator's float sums that are whole numbers as integers (SAM sums in Python floats;
+    the other primitives, the writers and the RTL take integers); anything else unchanged."""
+    return [int(t) if isinstance(t, float) and t.is_integer() else t for t in tokens]
+
+
+def graph_accumulator(inputs):
+    """SAM's ``spaccumulator`` of order 1 as its graphs use it: a stop dropper on each of the three
+    coordinate / value streams, then ``spacc1`` with the inner level's stops on the sums too and
+    ``S1`` after the last run; whole sums as integers."""
+    points = {port: stkn_drop({}, {}, {"in_stream": tokens})[0]["val"] for port, tokens in inputs.items()}
+    outputs = spacc1({"val_stkn": True, "last_level": True}, {}, points)[0]
+    return {**outputs, "val": whole_sums(outputs["val"])}
 
 
 MODELS = {

@@ -15,7 +15,7 @@ from amaranth.lib import wiring
 
 from . import rtl
 from .conform import Outcome, has_hints, hinted_scan, timing_reason
-from .models import ModelError
+from .models import ModelError, whole_sums
 from .skip import HINTS
 from .suite import FLOAT_PRIMITIVES, REPSIG_PORTS, Case, VectorFile
 from .tokens import TokenError, encode, is_data
@@ -62,11 +62,6 @@ def _accumulator_problem(primitive: str, case: Case) -> str | None:
             if isinstance(token, float) and not token.is_integer():
                 return f"{port} value {token} is not an integer (the RTL sums integers)"
     return None
-
-
-def _integral(tokens):
-    """An accumulator's recorded sums are Python floats; the RTL's are integers."""
-    return [int(token) if isinstance(token, float) else token for token in tokens]
 
 
 def _neg_flags(params):
@@ -176,7 +171,7 @@ def _job(top: SparsePrimitives, vectors: VectorFile, case: Case):
             memory["init_arr"] = [0] * arguments[0]
     try:
         inputs = {prefix + port: _encode_stream(port, tokens) for port, tokens in case.inputs.items()}
-        outputs = {prefix + port: _encode_stream(port, _integral(tokens))
+        outputs = {prefix + port: _encode_stream(port, whole_sums(tokens))     # SAM's float sums
                    for port, tokens in case.outputs.items()}
         loads = {}
         for name, bank in primitive.banks_in.items():

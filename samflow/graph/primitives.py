@@ -20,7 +20,7 @@ no golden model, it is mapped onto models that do exist, and said so below:
 Errors name the node and say how to fix the graph; the caller adds the file and line.
 """
 
-from samflow.models import MODELS
+from samflow.models import MODELS, graph_accumulator
 
 from .dot import GraphError
 from .valued import drop_zero_values, hold_values
@@ -355,15 +355,8 @@ class SparseAccumulator(Primitive):
         return ["in_outer", "in_inner", "in_val"]
 
     def run(self, node, streams, context):
-        def points(port):
-            return MODELS["stkn_drop"]({}, {}, {"in_stream": streams[port]})[0]["val"]
-        inputs = {"in_outer_crdpt": points("in_outer"), "in_inner_crdpt": points("in_inner"),
-                  "in_val": points("in_val")}
-        outputs = MODELS["spacc1"]({"val_stkn": True, "last_level": True}, {}, inputs)[0]
-        # SAM's accumulators sum in float; the other primitives, and the value writer, take the
-        # integers a graph computes on (exact while a sum stays below 2**53).
-        outputs["val"] = [int(v) if isinstance(v, float) and v.is_integer() else v for v in outputs["val"]]
-        return outputs
+        return graph_accumulator({"in_outer_crdpt": streams["in_outer"],
+                                  "in_inner_crdpt": streams["in_inner"], "in_val": streams["in_val"]})
 
 
 class Broadcast(Primitive):
