@@ -29,8 +29,6 @@ import time
 from pathlib import Path
 
 from ripple_core.check import fabric_problems
-from ripple_core.lower import compile_lowering, lower_graph
-from ripple_core.riptide import load_graph, load_vectors
 from rivulet.frontends.riptide import RIPPLE_FABRIC
 from rivulet.sim.fabric_run import run_many_on_rtl
 from rsn.cycle_model import predict_cycles
@@ -40,7 +38,7 @@ from rsn.tile import Tile
 
 from . import rsn as rsn_bench
 from .common import BUILD_ROOT, REPO, RESULTS, git_stamp, run_jobs, write_results
-from .ripple_suite import KERNELS, SEED, SUITE, VARIANTS
+from .ripple_suite import KERNELS, SEED, VARIANTS, suite_runs
 
 __all__ = ["measure_suite", "measure_tiles", "markdown", "main"]
 
@@ -50,20 +48,10 @@ TILE_TARGET = rsn_bench.FABRIC_TARGET
 COMMAND = "python -m bench.queue_bypass"
 
 
-def _suite_runs(spec):
-    for kernel in KERNELS:
-        cases = load_vectors(SUITE / f"{kernel}.vectors.json")
-        for variant in VARIANTS:
-            graph = load_graph(SUITE / f"{kernel}.riptide{'.nostream' if variant == 'nostream' else ''}.json")
-            for k, case in enumerate(cases):
-                lowering = lower_graph(graph, case, spec, name=f"{kernel}-{variant}-case{k}")
-                yield kernel, variant, k, case, lowering, compile_lowering(lowering, spec, seed=SEED)
-
-
 def measure_suite(mode: str) -> list[dict]:
     """Every suite case on ripple.toml with FU input queues in ``mode``, in one simulation."""
     spec = dataclasses.replace(load_fabric(RIPPLE_FABRIC), queue_mode=mode)
-    runs = list(_suite_runs(spec))
+    runs = list(suite_runs(spec))
     started = time.monotonic()
     results = run_many_on_rtl([run[5] for run in runs], profiles=["no_stall"] * len(runs),
                               seeds=[SEED] * len(runs), case=f"bench-queue-{mode}", max_cycles=5_000_000,

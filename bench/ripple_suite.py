@@ -49,7 +49,7 @@ from rsn.readout import register_reads, split_register_reads
 
 from .common import REPO, RESULTS, git_stamp, write_results
 
-__all__ = ["SUITE", "KERNELS", "measure", "markdown", "main"]
+__all__ = ["SUITE", "KERNELS", "suite_runs", "measure", "markdown", "main"]
 
 SUITE = REPO.parent / "shared" / "peer-suites" / "riptide"
 KERNELS = ("simple", "simple-mem", "nn-vadd", "nn-relu", "dmv")
@@ -58,17 +58,21 @@ PROFILE, SEED = "no_stall", 1
 BFS_VERTICES, BFS_DEGREE = 1024, 4      # on a fabric with a shared memory
 
 
-def measure(suite: Path = SUITE, fabric: Path = RIPPLE_FABRIC) -> dict:
-    """Every graph-case pair of the suite on the RTL fabric, in one simulation."""
-    spec = load_fabric(fabric)
-    runs = []
+def suite_runs(spec, suite: Path = SUITE):
+    """(kernel, variant, case index, case, lowering, compiled) for every graph-case pair of the suite."""
     for kernel in KERNELS:
         cases = load_vectors(suite / f"{kernel}.vectors.json")
         for variant in VARIANTS:
             graph = load_graph(suite / f"{kernel}.riptide{'.nostream' if variant == 'nostream' else ''}.json")
             for k, case in enumerate(cases):
                 lowering = lower_graph(graph, case, spec, name=f"{kernel}-{variant}-case{k}")
-                runs.append((kernel, variant, k, case, lowering, compile_lowering(lowering, spec, seed=SEED)))
+                yield kernel, variant, k, case, lowering, compile_lowering(lowering, spec, seed=SEED)
+
+
+def measure(suite: Path = SUITE, fabric: Path = RIPPLE_FABRIC) -> dict:
+    """Every graph-case pair of the suite on the RTL fabric, in one simulation."""
+    spec = load_fabric(fabric)
+    runs = list(suite_runs(spec, suite))
     if spec.memory is not None:
         row, col = random_csr(BFS_VERTICES, BFS_DEGREE, SEED)
         case = {**bfs_case(row, col, ordered=True), "origin": "generated",
