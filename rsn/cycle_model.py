@@ -19,9 +19,13 @@ The skeleton, and where each number comes from:
   latency up to depth 2, 2 cycles from depth 3.
 * **Switches** (:class:`rsn.switch.Switch`): a micro-op issues when its outputs are idle (a
   fenced one when no output has a counted route); its routes are active from the next cycle;
-  every output is a 2-slot skid buffer with ``Switch.LATENCY`` (1) cycle per hop, one token per
-  cycle, eager multicast; ``finished`` rises two cycles after the take that ends the last route;
-  ``busy`` while a route is active, a micro-op is on offer or a token waits in an output buffer.
+  every output is a 2-slot buffer, one token per cycle, eager multicast: a skid buffer with
+  ``Switch.LATENCY`` (1) cycle per hop, or with ``register_every`` >= 2 a pass-through output
+  (rsn/hops.py) of latency 0, whose token may move on through the next switch in the same cycle
+  (the switches carry tokens in rounds until none moves; readies are registered, so the order
+  of the rounds changes nothing); ``finished`` rises two cycles after the take that ends the
+  last route; ``busy`` while a route is active, a micro-op is on offer or a token waits in an
+  output buffer.
 * **FU input queues**: ``queue_depth`` token queues in the fabric's ``queue_mode``: latency as
   the micro-op queues (``registered``), 1 cycle at every depth (``fall_through``) or none
   (``bypass``: a token is on offer in the cycle it enters an empty queue, so the switches move
@@ -68,9 +72,10 @@ test above is). Measured again with ``python -m bench.queue_bypass``, 62 of the 
 ripple.toml in both queue modes: six of the shortest (3 to 5 steps, nn-vadd, nn-relu, dmv) are
 2 to 10 cycles short, with registered queues too, so not because of the mode.
 
-:func:`path_latency` gives the closed form for one stream: ``hops x Switch.LATENCY`` plus the
-sink's input queue latency, where ``hops`` counts the switches the stream passes through
-(source tile's and sink tile's included).
+:func:`path_latency` gives the closed form for one stream: the latencies of the switch outputs it
+takes (``Switch.LATENCY`` each, 0 where one passes through) plus the sink's input queue latency;
+:func:`path_hops` counts the switches the stream passes through (source tile's and sink tile's
+included).
 """
 
 from collections import deque
@@ -82,12 +87,13 @@ from .fu_alu import LATENCY as ALU_LATENCY
 from .fu_kinds import fu_kind, fu_kinds
 from .fu_mac import LATENCY as MAC_LATENCY
 from .fu_mem import READ_LATENCY, MemFu
+from .hops import output_latency, pass_through_outputs
 from .image import decode_image, split_packets
 from .isa import MacMode, Opcode, SwitchUop, decode
 from .route import FU_PORT_BASE, sink_endpoint
 from .switch import Switch
 
-__all__ = ["Prediction", "CycleModelError", "predict_cycles", "path_latency", "path_hops",
+__all__ = ["Prediction", "CycleModelError", "predict_cycles", "path_latency", "path_hops", "path_outputs",
            "dispatch_latency", "queue_latency", "SWITCH_LATENCY", "CHAIN_HOP_LATENCY",
            "EXPANDER_LATENCY", "SKID_SLOTS", "FU_FINISH_DELAY", "TimedFifo", "FuTiming"]
 
@@ -135,18 +141,31 @@ def _tree_parents(spec, route) -> dict:
     return {spec.neighbour(tile, DIRECTIONS[side]): tile for tile, side in route.links}
 
 
-def path_hops(compiled, edge_index: int, sink=None) -> int:
-    """Switches a stream passes through from its source to ``sink`` (both ends' switches)."""
+def path_outputs(compiled, edge_index: int, sink=None) -> list[tuple]:
+    """The switch outputs a stream takes from its source to ``sink``, in order: (tile, output),
+    one per switch it passes through (source tile's and sink tile's included)."""
     routing, graph = compiled.routing, compiled.program.graph
     route = routing.routes[edge_index]
     sink = _one_sink(route.edge, sink)
-    tile, _ = sink_endpoint(graph, routing.placement, sink)
+    tile, output = sink_endpoint(graph, routing.placement, sink)
+    if isinstance(output, str):
+        output = DIRECTIONS.index(output)
     parents = _tree_parents(compiled.spec, route)
-    hops = 1
+    outputs = [(tile, output)]
     while tile != route.hops[0].tile:
-        tile = parents[tile]
-        hops += 1
-    return hops
+        child, tile = tile, parents[tile]
+        outputs.append((tile, _side_towards(tile, child)))
+    return outputs[::-1]
+
+
+def _side_towards(tile, neighbour) -> int:
+    step = (neighbour[0] - tile[0], neighbour[1] - tile[1])
+    return {(-1, 0): 0, (0, 1): 1, (1, 0): 2, (0, -1): 3}[step]
+
+
+def path_hops(compiled, edge_index: int, sink=None) -> int:
+    """Switches a stream passes through from its source to ``sink`` (both ends' switches)."""
+    return len(path_outputs(compiled, edge_index, sink))
 
 
 def _one_sink(edge, sink):
@@ -160,10 +179,12 @@ def _one_sink(edge, sink):
 def path_latency(compiled, edge_index: int, sink=None) -> int:
     """Cycles from a stream's first token on offer at its source (FU output or host port) to it
     being on offer at ``sink`` (the FU input after its token queue, or the host port), when the
-    routes are active and nothing stalls: ``hops x Switch.LATENCY + queue latency``."""
+    routes are active and nothing stalls: the latencies of the switch outputs on the way
+    (``Switch.LATENCY`` each, 0 where it passes through: rsn/hops.py) + the queue latency."""
     edge = compiled.routing.routes[edge_index].edge
     sink = _one_sink(edge, sink)
-    latency = path_hops(compiled, edge_index, sink) * SWITCH_LATENCY
+    latency = sum(output_latency(compiled.spec, tile, output)
+                  for tile, output in path_outputs(compiled, edge_index, sink))
     if not compiled.program.graph.nodes[sink[0]].is_host:
         latency += queue_latency(compiled.spec.queue_depth, compiled.spec.queue_mode)
     return latency
@@ -384,19 +405,27 @@ class _ControlChain:
 
 
 class _SwitchTiming:
-    """A switch's route registers: in-order issue into idle outputs, eager multicast."""
+    """A switch's route registers: in-order issue into idle outputs, eager multicast.
 
-    def __init__(self, n_outputs: int, uops: _Fifo):
+    A cycle is :meth:`begin` (the issue decision and ``finished``, from registers), then
+    :meth:`carry` until no switch of the fabric moves a token (a pass-through output offers a
+    token in the cycle it takes it, so it may move on through the next switch in that cycle),
+    then :meth:`end` (the issued routes become active from the next cycle)."""
+
+    def __init__(self, latencies: list[int], uops: _Fifo, unreachable=frozenset()):
         self.uops = uops
         self.inputs: list = []
-        self.outputs = [_Fifo(SKID_SLOTS, SWITCH_LATENCY) for _ in range(n_outputs)]
-        self.active = [False] * n_outputs
-        self.select = [None] * n_outputs
-        self.remaining = [0] * n_outputs
+        self.outputs = [_Fifo(SKID_SLOTS, latency) for latency in latencies]
+        self.unreachable = unreachable      # (output, input) pairs a pass-through output cannot select
+        self.active = [False] * len(latencies)
+        self.select = [None] * len(latencies)
+        self.remaining = [0] * len(latencies)
         self.delivered: dict[int, set] = {}
         self.last_pending: set = set()
         self.last_issued = False
         self.finished_at = None
+        self._issuing = None                # this cycle's issued micro-op and its outputs
+        self._served: set = set()           # inputs that offered a token this cycle
 
     def busy(self, cycle: int) -> bool:
         """A route is active, a micro-op is on offer, or a token waits in an output buffer."""
@@ -406,7 +435,7 @@ class _SwitchTiming:
     def finished(self, cycle: int) -> bool:
         return self.finished_at is not None and self.finished_at <= cycle
 
-    def step(self, cycle: int):
+    def begin(self, cycle: int):
         head = self.uops.head() if self.uops.valid(cycle) else None
         enabled = [j for j in range(len(self.outputs)) if head and head["enable"] >> j & 1]
         issue = head is not None and not any(self.active[j] for j in enabled)
@@ -418,40 +447,58 @@ class _SwitchTiming:
             self.last_issued = False
             if self.finished_at is None:
                 self.finished_at = cycle + SWITCH_FINISH_DELAY - 1
-        self.last_pending -= self._carry(cycle)
-        if issue:
-            self.uops.pop(cycle)
-            for j in enabled:
-                self.active[j], self.select[j], self.remaining[j] = True, head["select"][j], head["beats"]
-            if head["last"]:
-                self.last_pending |= set(enabled)
-                self.last_issued = True
-
-    def _carry(self, cycle: int) -> set:
-        """Move this cycle's tokens into the output slices; return the outputs whose route ends."""
-        ending = set()
-        users: dict[int, list[int]] = {}
+        self._issuing = (head, enabled) if issue else None
+        self._served = set()
+        self._users: dict[int, list[int]] = {}
         for j, active in enumerate(self.active):
-            if active:
-                users.setdefault(self.select[j], []).append(j)
-        for k, outputs in users.items():
-            source = self.inputs[k]
-            delivered = self.delivered.setdefault(k, set())
-            room = {j: self.outputs[j].can_push(cycle) for j in outputs}
-            valid = source.valid(cycle)
-            taking = [j for j in outputs if valid and j not in delivered and room[j]]
-            for j in taking:
-                self.outputs[j].push(cycle, source.head())     # the token's value, for value-timed kinds
-                if self.remaining[j] != 0:
-                    self.remaining[j] -= 1
-                    if self.remaining[j] == 0:
-                        self.active[j], self.select[j] = False, None
-                        ending.add(j)
-            if valid and all(j in delivered or room[j] for j in outputs):
-                source.pop(cycle)
-                delivered.clear()
-            else:
-                delivered.update(taking)
+            if active and (j, self.select[j]) not in self.unreachable:
+                self._users.setdefault(self.select[j], []).append(j)
+
+    def end(self, cycle: int):
+        if self._issuing is None:
+            return
+        head, enabled = self._issuing
+        self.uops.pop(cycle)
+        for j in enabled:
+            self.active[j], self.select[j], self.remaining[j] = True, head["select"][j], head["beats"]
+        if head["last"]:
+            self.last_pending |= set(enabled)
+            self.last_issued = True
+
+    def carry(self, cycle: int) -> bool:
+        """Move the tokens of inputs that offer one and have not yet this cycle into the output
+        slices; True if any did. An input offers at most one token per cycle, and its outputs'
+        room is their start-of-cycle level, so a later call only sees inputs that a pass-through
+        output upstream has filled since."""
+        moved = False
+        for k, outputs in self._users.items():
+            if k in self._served or not self.inputs[k].valid(cycle):
+                continue
+            self._served.add(k)
+            moved = True
+            self.last_pending -= self._carry_input(cycle, k, outputs)
+        return moved
+
+    def _carry_input(self, cycle: int, k: int, outputs: list[int]) -> set:
+        """Input ``k``'s token (on offer) into its outputs' slices; return the outputs whose
+        route ends."""
+        ending = set()
+        source = self.inputs[k]
+        delivered = self.delivered.setdefault(k, set())
+        room = {j: self.outputs[j].can_push(cycle) for j in outputs}
+        taking = [j for j in outputs if j not in delivered and room[j]]
+        for j in taking:
+            self.outputs[j].push(cycle, source.head())     # the token's value, for value-timed kinds
+            if self.remaining[j] != 0:
+                self.remaining[j] -= 1
+                if self.remaining[j] == 0:
+                    self.active[j], self.select[j] = False, None
+                    ending.add(j)
+        if all(j in delivered or room[j] for j in outputs):
+            source.pop(cycle)
+            delivered.clear()
+        else:
+            delivered.update(taking)
         return ending
 
 
@@ -641,7 +688,11 @@ class _TileTiming:
         self.switch_expander, self.fu_expander = _Expander(), _Expander()
         self.switch_uops = _Fifo(spec.uop_queue_depth, uop_latency)
         self.fu_uops = _Fifo(spec.uop_queue_depth, uop_latency)
-        self.switch = _SwitchTiming(4 + self.kind.n_in, self.switch_uops)
+        n_outputs = len(DIRECTIONS) + self.kind.n_in
+        passing = pass_through_outputs(spec, tile, n_outputs)
+        self.switch = _SwitchTiming([output_latency(spec, tile, j) for j in range(n_outputs)],
+                                    self.switch_uops,
+                                    frozenset((j, j) for j in passing if j < len(DIRECTIONS)))
         self.fu_inputs = [_Fifo(spec.queue_depth, queue_latency(spec.queue_depth, spec.queue_mode))
                           for _ in range(self.kind.n_in)]
         if self.kind.timing is not None:
@@ -776,7 +827,15 @@ class _FabricTiming:
         for tile in self.order:
             tile.feed_units(cycle)
         for tile in self.order:
-            tile.switch.step(cycle)
+            tile.switch.begin(cycle)
+        carrying = True
+        while carrying:         # one round, or more while pass-through outputs move tokens on
+            carrying = False
+            for tile in self.order:
+                carrying |= tile.switch.carry(cycle)
+            carrying &= self.spec.register_every > 1
+        for tile in self.order:
+            tile.switch.end(cycle)
         # Before the FUs step, so that a bypassing queue offers a token in the cycle it enters
         # (with a latency of a cycle or more the order makes no difference: the queues' ready
         # is registered).

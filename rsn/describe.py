@@ -49,7 +49,7 @@ def describe(spec: FabricSpec, metadata: dict | None = None) -> dict:
     return {
         "rows": spec.rows, "cols": spec.cols, "data_width": spec.data_width,
         "queue_depth": spec.queue_depth, "queue_mode": spec.queue_mode,
-        "uop_queue_depth": spec.uop_queue_depth,
+        "register_every": spec.register_every, "uop_queue_depth": spec.uop_queue_depth,
         "tiles": [{"row": row, "col": col, "kind": spec.kind((row, col)),
                    "fu_inputs": fu_kind(spec.kind((row, col))).n_in,
                    "fu_outputs": fu_kind(spec.kind((row, col))).n_out,

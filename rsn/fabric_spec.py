@@ -58,6 +58,10 @@ class FabricSpec:
     # "registered" (1 cycle up to depth 2, 2 from depth 3), "fall_through" (1), "bypass" (0 while
     # the queue is empty, a combinational path from the switch's output register into the FU).
     queue_mode: str = "registered"
+    # Which switch outputs are registers (rsn/hops.py): 1, every one (a cycle per hop); K >= 2,
+    # the westward ones, those leaving a K x K block and those to host ports, while the others
+    # pass a token on in the cycle it arrives.
+    register_every: int = 1
     failed_tiles: frozenset = field(default_factory=frozenset)
     failed_links: frozenset = field(default_factory=frozenset)   # {((row, col), side)}, both ways
     # Each FU kind's parameters (its table in the description), for the kinds the grid holds:
@@ -203,13 +207,14 @@ def parse_fabric(data: dict, source: str = "fabric") -> FabricSpec:
         queue_depth=_int(source, data, "queue_depth", 4, 1, 64),
         uop_queue_depth=_int(source, data, "uop_queue_depth", 4, 1, 64),
         queue_mode=_queue_mode(source, data),
+        register_every=_int(source, data, "register_every", 1, 1, 16),
         failed_tiles=failed_tiles, failed_links=frozenset(failed_links))
     spec = dataclasses.replace(spec, memory=_memory(source, data.get("memory"), spec))
     return dataclasses.replace(spec, kind_parameters=_kind_parameters(source, data, spec))
 
 
 _FIELDS = {"rows", "cols", "tiles", "host_ports", "data_width", "queue_depth", "uop_queue_depth",
-           "queue_mode", "failed_tiles", "failed_links", "memory"}
+           "queue_mode", "register_every", "failed_tiles", "failed_links", "memory"}
 
 
 def _memory(source, table, spec: FabricSpec) -> MemorySpec | None:

@@ -18,6 +18,7 @@ fabric and seed always give the same placement. The cost ignores through-traffic
 beyond tile endpoints is left to the router's negotiation.
 """
 
+import heapq
 import itertools
 import math
 import random
@@ -27,6 +28,7 @@ from dataclasses import dataclass
 
 from rsn.fabric_spec import DIRECTIONS, FabricError, FabricSpec
 from rsn.graph import StreamGraph
+from rsn.hops import link_weight
 
 __all__ = ["PlaceError", "Placement", "place", "all_placements", "usable_links", "tile_distances",
            "wirelength", "port_overflow", "host_side"]
@@ -69,8 +71,11 @@ def usable_links(spec: FabricSpec) -> dict:
 
 
 def tile_distances(spec: FabricSpec) -> dict:
-    """(tile, tile) -> hops over usable links, for every pair of connected usable tiles."""
+    """(tile, tile) -> hops over usable links, for every pair of connected usable tiles; on a
+    fabric with pass-through links, registered links count twice (rsn.hops.link_weight)."""
     adjacency = usable_links(spec)
+    if spec.register_every > 1:
+        return _weighted_distances(spec, adjacency)
     distances = {}
     for start in adjacency:
         distances[start, start] = 0
@@ -81,6 +86,25 @@ def tile_distances(spec: FabricSpec) -> dict:
                 if (start, other) not in distances:
                     distances[start, other] = distances[start, tile] + 1
                     queue.append(other)
+    return distances
+
+
+def _weighted_distances(spec: FabricSpec, adjacency: dict) -> dict:
+    """Dijkstra from every tile under :func:`rsn.hops.link_weight`."""
+    distances = {}
+    for start in adjacency:
+        best = {start: 0}
+        heap = [(0, start)]
+        while heap:
+            cost, tile = heapq.heappop(heap)
+            if cost > best[tile]:
+                continue
+            for side, other in adjacency[tile]:
+                new = cost + link_weight(spec, tile, side)
+                if new < best.get(other, new + 1):
+                    best[other] = new
+                    heapq.heappush(heap, (new, other))
+        distances.update(((start, tile), cost) for tile, cost in best.items())
     return distances
 
 

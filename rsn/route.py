@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from rsn import checks
 from rsn.fabric_spec import DIRECTIONS, FabricSpec
 from rsn.graph import Edge, StreamGraph
+from rsn.hops import link_weight
 from rsn.isa import NO_INPUT, SWITCH_OUTPUTS
 from rsn.place import Placement, all_placements, place, usable_links
 
@@ -201,6 +202,9 @@ def _negotiate(spec, graph, placement, adjacency, max_iterations, indices=None):
                          [sink_endpoint(graph, placement, sink) for sink in graph.edges[index].sinks])
                  for index in indices}
     occupancy, history = Counter(), defaultdict(float)
+    # A register on a link costs a cycle where other links pass through (rsn.hops.link_weight).
+    base = {(tile, side): float(link_weight(spec, tile, side))
+            for tile, links in adjacency.items() for side, _ in links}
     trees = dict.fromkeys(indices)
     present = 0.5
     for iteration in range(1, max_iterations + 1):
@@ -211,7 +215,7 @@ def _negotiate(spec, graph, placement, adjacency, max_iterations, indices=None):
                 occupancy.subtract(trees[index].links())
 
             def link_cost(link, present=present):
-                return (1.0 + history[link]) * (1.0 + present * occupancy[link])
+                return (base[link] + history[link]) * (1.0 + present * occupancy[link])
             try:
                 trees[index] = _route_tree(source, sinks, adjacency, link_cost)
             except _NoPath as missing:

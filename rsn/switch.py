@@ -3,17 +3,20 @@
 Every output owns a small route register (active, one-hot select, remaining beats); micro-ops
 issue in order into idle outputs; an input token is multicast eagerly to every active output that
 selects it and retires once all of them have it. Outputs leave through a :class:`SkidBuffer`, so
-every path out of the switch starts at a flip-flop.
+every path out of the switch starts at a flip-flop, except the outputs a fabric with
+``register_every`` >= 2 makes pass-through (rsn/hops.py): a two-slot bypassing
+:class:`TokenQueue` that offers a token in the cycle it arrives.
 """
 
 from functools import reduce
 
-from amaranth.hdl import Cat, Module, Signal, unsigned
+from amaranth.hdl import C, Cat, Module, Signal, unsigned
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from hw.params import ParameterError, check_int
 from hw.skid_buffer import SkidBuffer
+from hw.token_queue import TokenQueue
 from rsn.fu import MAX_FU_INPUTS, MAX_FU_OUTPUTS
 from rsn.isa import LINK_BEATS_BITS, SwitchUop, field_width, joined_field
 
@@ -74,23 +77,39 @@ class Switch(wiring.Component):
     of this switch is activated but never offers a token (its route hangs; the golden model
     refuses such micro-ops).
 
+    **Pass-through outputs** (``pass_through``): such an output is a two-slot queue that offers
+    a token in the cycle it is taken while the queue is empty (latency 0, ``PASS_LATENCY``), and
+    keeps it, as a skid buffer would, while ``o[j].ready`` is low. Its ``ready`` towards the
+    switch is still a register (the queue's level), so all the rules above hold with a latency
+    of 0 on that output; only ``o[j].valid`` and ``o[j].payload`` now depend combinationally on
+    the selected input. A pass-through neighbour output ``j`` (0..3) cannot select input ``j``
+    (a U-turn, which no route takes): that keeps every loop of links in a fabric through a
+    register (rsn/hops.py); a micro-op that asks for one hangs as an unknown select does.
+
     Parameters
     ----------
     width : int
         Data width ``W``.
     n_fu_in, n_fu_out : int
         The tile FU's input and output counts (0..3 and 0..2).
+    pass_through : iterable of int
+        The outputs that pass through (default none: every output a register).
     """
 
-    LATENCY = 1     # cycles from a token's acceptance on an input to its offer on an output
+    LATENCY = 1         # cycles from a token's acceptance on an input to its offer on an output
+    PASS_LATENCY = 0    # the same on a pass-through output
 
-    def __init__(self, width: int, n_fu_in: int, n_fu_out: int):
+    def __init__(self, width: int, n_fu_in: int, n_fu_out: int, pass_through=()):
         check_int("Switch", "width", width, minimum=1, meaning="data width in bits")
         _check_port_count("n_fu_in", n_fu_in, MAX_FU_INPUTS, "inputs of the tile's FU")
         _check_port_count("n_fu_out", n_fu_out, MAX_FU_OUTPUTS, "outputs of the tile's FU")
         self.width = width
         self.n_inputs = NEIGHBOURS + n_fu_out
         self.n_outputs = NEIGHBOURS + n_fu_in
+        self.pass_through = frozenset(pass_through)
+        if not self.pass_through <= set(range(self.n_outputs)):
+            raise ParameterError(f"Switch: pass_through={sorted(self.pass_through)} names outputs "
+                                 f"beyond 0..{self.n_outputs - 1}")
         data = stream.Signature(unsigned(width))
         super().__init__({
             "i": In(data).array(self.n_inputs),
@@ -103,6 +122,14 @@ class Switch(wiring.Component):
             "finished": Out(1),
             "progress": Out(1),
         })
+
+    def latency(self, output: int) -> int:
+        """Cycles from a token taken by ``output`` to its offer there, while it holds nothing."""
+        return self.PASS_LATENCY if output in self.pass_through else self.LATENCY
+
+    def selectable(self, output: int, input_: int) -> bool:
+        """Can ``output`` carry ``input_``'s tokens? (Not a pass-through output's own side.)"""
+        return not (output in self.pass_through and output < NEIGHBOURS and input_ == output)
 
     # The four rules below are separate methods so that a test can break exactly one of them.
 
@@ -128,13 +155,19 @@ class Switch(wiring.Component):
         routes = _Routes(self.n_inputs, self.n_outputs)
         buffers = []
         for j in range(self.n_outputs):
-            buffer = SkidBuffer(unsigned(self.width))
+            if j in self.pass_through:
+                buffer = TokenQueue(unsigned(self.width), 2, mode="bypass")
+            else:
+                buffer = SkidBuffer(unsigned(self.width))
             m.submodules[f"out{j}"] = buffer
             wiring.connect(m, buffer.o, wiring.flipped(self.o[j]))
             buffers.append(buffer)
         for j, buffer in enumerate(buffers):
-            # A SkidBuffer holds o.valid plus ~i.ready tokens (its formal proof's occupancy).
-            m.d.comb += self.held[j].eq(buffer.o.valid + ~buffer.i.ready)
+            if j in self.pass_through:
+                m.d.comb += self.held[j].eq(buffer.level)
+            else:
+                # A SkidBuffer holds o.valid plus ~i.ready tokens (its formal proof's occupancy).
+                m.d.comb += self.held[j].eq(buffer.o.valid + ~buffer.i.ready)
         self._elaborate_outputs(m, routes, buffers)
         self._elaborate_inputs(m, routes, buffers)
         issue, enable = self._elaborate_issue(m, routes)
@@ -187,7 +220,8 @@ class Switch(wiring.Component):
             with m.If(issue & enable[j]):
                 m.d.sync += [
                     routes.active[j].eq(1),
-                    routes.select[j].eq(Cat(head.select[j] == k for k in range(self.n_inputs))),
+                    routes.select[j].eq(Cat((head.select[j] == k) if self.selectable(j, k) else C(0, 1)
+                                            for k in range(self.n_inputs))),
                     routes.remaining[j].eq(beats),
                     routes.counted[j].eq(beats != 0),
                 ]
@@ -226,9 +260,10 @@ class Switch(wiring.Component):
 
         m.d.comb += [
             # A token still waiting in an output buffer keeps the switch busy: without it `done`
-            # rose while a back-pressured host had yet to take the last tokens.
+            # rose while a back-pressured host had yet to take the last tokens. (`held`, not
+            # `o.valid`: a token passing through is held by whatever register it comes from.)
             # A static route alone does not: an open program ends when nothing moves anywhere.
-            self.busy.eq(routes.counted.any() | self.uop.valid | Cat(port.valid for port in self.o).any()),
+            self.busy.eq(routes.counted.any() | self.uop.valid | Cat(held != 0 for held in self.held).any()),
             self.progress.eq(routes.take.any() | moved_out.any()),
         ]
 

@@ -15,8 +15,9 @@ from hw.token_queue import TokenQueue
 from .control import TileControl
 from .fu import fu_signature
 from .fu_kinds import fu_kind
+from .hops import pass_through_outputs
 from .isa import REGISTERS, FuPortState, SwitchPortState, SwitchUop
-from .switch import Switch
+from .switch import NEIGHBOURS, Switch
 from .unit_instances import make_unit, shared_unit
 
 __all__ = ["Tile"]
@@ -75,8 +76,10 @@ class Tile(wiring.Component):
         spec, kind = self.spec, self.kind
         m.submodules.control = control = TileControl(self.row, self.col, self.max_window)
         shape = (spec.data_width, kind.n_in, kind.n_out)
-        m.submodules.switch = switch = shared_unit(("switch", Switch.__qualname__, shape),
-                                                   lambda: Switch(*shape), "switch")
+        passing = pass_through_outputs(spec, (self.row, self.col), NEIGHBOURS + kind.n_in)
+        key = ("switch", Switch.__qualname__, shape) + ((tuple(sorted(passing)),) if passing else ())
+        m.submodules.switch = switch = shared_unit(key, lambda: Switch(*shape, pass_through=passing),
+                                                   "switch")
         shared = {"shared_words": self.shared_words} if self.shared_words else {}
         m.submodules.fu = fu = make_unit(kind, spec.data_width, spec.parameters(kind.name).rtl_arguments(),
                                          shared)

@@ -58,6 +58,7 @@ class SwitchParams:
     width: int
     n_fu_in: int
     n_fu_out: int
+    pass_through: tuple = ()        # outputs that pass through (rsn.switch.Switch)
 
     @property
     def n_inputs(self) -> int:
@@ -68,7 +69,14 @@ class SwitchParams:
         return 4 + self.n_fu_in
 
     def build(self, cls=Switch):
-        return cls(self.width, self.n_fu_in, self.n_fu_out)
+        return cls(self.width, self.n_fu_in, self.n_fu_out, pass_through=self.pass_through)
+
+    def latency(self, output: int) -> int:
+        return Switch.PASS_LATENCY if output in self.pass_through else Switch.LATENCY
+
+    def selectable(self, output: int, input_: int) -> bool:
+        """A pass-through side output takes no U-turn (rsn.switch.Switch.selectable)."""
+        return not (output in self.pass_through and output < 4 and input_ == output)
 
     def model(self) -> SwitchModel:
         return SwitchModel(self.n_fu_in, self.n_fu_out)
@@ -144,10 +152,17 @@ class _Generator:
         return self.routes(select, self.beats())
 
     def routes(self, select: dict, beats: int) -> dict:
+        # A pass-through output takes no U-turn: such a route is dropped, and since the micro-op
+        # then may not name every output an earlier reader of its inputs used, it is fenced.
+        uturns = [j for j, k in select.items() if not self.params.selectable(j, k)]
+        select = {j: k for j, k in select.items() if j not in uturns}
         for k in set(select.values()):
             self.prev[k] = frozenset(j for j, chosen in select.items() if chosen == k)
         self.recent = list(select)
-        return _route(beats, select)
+        uop = _route(beats, select)
+        if uturns:
+            uop["fence"] = 1
+        return uop
 
     def static_uop(self) -> dict:
         """A route that never ends; nothing after it may need its input or outputs."""
@@ -499,9 +514,10 @@ class LatencyChecker(SwitchChecker):
         if f"o__{self.sink}" in transfers:
             token = transfers[f"o__{self.sink}"]
             latency = cycle - self.accepted_at[token]
-            _expect(latency == Switch.LATENCY,
+            expected = self.params.latency(self.sink)
+            _expect(latency == expected,
                     f"cycle {cycle}: token {token:#x} left o[{self.sink}] {latency} cycles after "
-                    f"i[{self.source}] accepted it; the switch's latency is {Switch.LATENCY}")
+                    f"i[{self.source}] accepted it; the output's latency is {expected}")
 
     def finish(self):
         super().finish()
@@ -594,11 +610,12 @@ def run_switch_verilator(params: SwitchParams, scenarios: list[dict], *, case: s
     switch = params.build(switch_class)
     ports, extra = stream_ports(switch)
     config = {"params": {"width": params.width, "n_fu_in": params.n_fu_in,
-                         "n_fu_out": params.n_fu_out},
+                         "n_fu_out": params.n_fu_out, "pass_through": list(params.pass_through)},
               "ports": [astuple(port) for port in ports], "extra": extra,
               "scenarios": scenarios, "base_seed": base_seed()}
     name = "rsn-switch" if switch_class is Switch else f"rsn-{switch_class.__name__}"
-    built = build_design(f"{name}-w{params.width}-fi{params.n_fu_in}-fo{params.n_fu_out}", switch)
+    passing = "-pt" + "".join(map(str, sorted(params.pass_through))) if params.pass_through else ""
+    built = build_design(f"{name}-w{params.width}-fi{params.n_fu_in}-fo{params.n_fu_out}{passing}", switch)
     with run_directory(case) as directory:
         summary = directory / "summary.jsonl"
         run_cocotb(built, "testbench.rsn.tb_switch", directory,

@@ -23,7 +23,7 @@ CONFIG = json.loads(os.environ.get("RIVULET_SWITCH_BENCH", "{}"))
 @cocotb.parametrize(scenario=[Param(value=scenario, name=scenario_name(scenario))
                               for scenario in CONFIG.get("scenarios", [])])
 async def switch_bench(dut, scenario):
-    params = SwitchParams(**CONFIG["params"])
+    params = SwitchParams(**{**CONFIG["params"], "pass_through": tuple(CONFIG["params"]["pass_through"])})
     ports = [StreamPort(*port) for port in CONFIG["ports"]]
     cocotb.log.info("switch %s scenario %s (replay: RIVULET_SEED=%s)", CONFIG["params"], scenario,
                     CONFIG["base_seed"])

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 import pytest
 
-from hw.token_queue import QUEUE_MODES
 from rivulet.sim.fabric_run import _hardware, run_many_on_rtl
 from rivulet.sim.seeds import seeds_for
 from rivulet.sim.streams import stream_ports
@@ -38,6 +37,7 @@ from rsn.isa import Opcode
 from rsn.program import Program, compile_program, load_program
 from rsn.random_programs import random_phased_program, random_program
 from rsn.route import RouteError
+from testbench.rsn.latency_options import LATENCY_OPTIONS, options_id
 
 MLP = REPOSITORY / "examples" / "mlp.py"
 RANDOM_PROGRAMS = 12
@@ -140,11 +140,13 @@ def test_path_hops_and_latency_closed_form():
         _manhattan(mem_tile, alu_tile) + 1 for mem_tile, alu_tile, _ in PATHS]
 
 
-@pytest.mark.parametrize("queue_mode", QUEUE_MODES)
-def test_model_first_token_is_the_closed_form(queue_mode):
+@pytest.mark.parametrize("option", LATENCY_OPTIONS, ids=options_id)
+def test_model_first_token_is_the_closed_form(option):
     """The timing replay and the sum of declared latencies agree on every pinned path, and the
     tokens then follow one per cycle."""
-    for compiled in _compiled_paths(dataclasses.replace(default_fabric(), queue_mode=queue_mode)):
+    queue_mode, every = option
+    spec = dataclasses.replace(default_fabric(), queue_mode=queue_mode, register_every=every)
+    for compiled in _compiled_paths(spec):
         prediction = predict_cycles(compiled)
         arrivals = prediction.arrivals["out0" if "out0" in compiled.host_outputs else "out1"]
         dispatched = prediction.ctrl_cycles[_mem_body_word(compiled)]
@@ -254,11 +256,12 @@ def _phased(rng, spec) -> list:
 
 @pytest.mark.verilator
 @pytest.mark.long(0)
-@pytest.mark.parametrize("queue_mode", QUEUE_MODES)
-def test_cycle_model_against_rtl(queue_mode):
-    """One simulation per FU input queue mode: pinned paths exactly, then whole programs within
-    5% of the RTL counter."""
-    spec = dataclasses.replace(default_fabric(), queue_mode=queue_mode)
+@pytest.mark.parametrize("option", LATENCY_OPTIONS, ids=options_id)
+def test_cycle_model_against_rtl(option):
+    """One simulation per FU input queue mode, and one with pass-through switch outputs:
+    pinned paths exactly, then whole programs within 5% of the RTL counter."""
+    queue_mode, every = option
+    spec = dataclasses.replace(default_fabric(), queue_mode=queue_mode, register_every=every)
     (base,) = seeds_for("cycle_model:random", count=1)
     rng = random.Random(base)
     seeds = [rng.getrandbits(32) for _ in range(RANDOM_PROGRAMS)]
@@ -266,7 +269,7 @@ def test_cycle_model_against_rtl(queue_mode):
     paths = _compiled_paths(spec)
     programs = [load_program(MLP), _repeating_program()] + [random_program(seed) for seed in seeds]
     whole = [compile_program(program, spec) for program in programs] + _phased(rng, spec)
-    results = run_with_timing(paths + whole, case=f"cycle-model-{queue_mode}")
+    results = run_with_timing(paths + whole, case=f"cycle-model-{options_id(option)}")
     failures = []
     for compiled, rtl in zip(paths, results, strict=False):
         failures += _path_failures(compiled, rtl)

@@ -9,7 +9,6 @@ import random
 
 import pytest
 
-from hw.token_queue import QUEUE_MODES
 from rivulet.sim.fabric_run import run_many_on_rtl
 from rivulet.sim.seeds import seeds_for
 from rivulet.sim.streams import PROFILES
@@ -23,6 +22,7 @@ from rsn.program import Program, compile_program, load_program
 from rsn.random_programs import random_program
 from rsn.route import RouteError
 from testbench.counters import assert_counters_agree
+from testbench.rsn.latency_options import LATENCY_OPTIONS, options_id
 
 MLP = REPOSITORY / "examples" / "mlp.py"
 RANDOM_PROGRAMS = 50
@@ -62,19 +62,21 @@ def test_mlp_on_rtl_under_back_pressure():
 
 
 @pytest.mark.verilator
-@pytest.mark.parametrize("queue_mode", QUEUE_MODES)
-def test_random_programs_rtl_equals_golden_model(queue_mode):
+@pytest.mark.parametrize("option", LATENCY_OPTIONS, ids=options_id)
+def test_random_programs_rtl_equals_golden_model(option):
     """At least 50 random path programs of every shape, each under a random stall profile, with
-    the FU input queues in each mode."""
+    the FU input queues in each mode, and with pass-through switch outputs."""
+    queue_mode, every = option
     (base,) = seeds_for("fabric:random", count=1)
     rng = random.Random(base)
-    spec = dataclasses.replace(default_fabric(), queue_mode=queue_mode)
+    spec = dataclasses.replace(default_fabric(), queue_mode=queue_mode, register_every=every)
     programs = [random_program(rng.getrandbits(32)) for _ in range(RANDOM_PROGRAMS)]
     compiled = [compile_program(program, spec) for program in programs]
     profiles = [rng.choice(list(PROFILES)) for _ in programs]
     seeds = [rng.getrandbits(32) for _ in programs]
     print(f"base seed {base}: " + ", ".join(program.name for program in programs))
-    results = run_many_on_rtl(compiled, profiles=profiles, seeds=seeds, case=f"fabric-random-{queue_mode}")
+    results = run_many_on_rtl(compiled, profiles=profiles, seeds=seeds,
+                              case=f"fabric-random-{options_id(option)}")
     for program, each, rtl, profile in zip(programs, compiled, results, profiles, strict=True):
         _assert_same(rtl, _model(each), f"{program.name} ({profile})")
 

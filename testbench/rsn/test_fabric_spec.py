@@ -28,6 +28,7 @@ def test_failed_links_count_both_ways():
     ({"tiles": ["mem", "alu mem"]}, r"tiles row 0 'mem' has 1 kinds, not 2"),
     ({"tiles": ["mem gpu", "alu mem"]}, r"tile \[0, 1\] has unknown kind 'gpu'; kinds are mem, mac, alu"),
     ({"queue_depth": 0}, r"queue_depth=0 is not allowed"),
+    ({"register_every": 0}, r"register_every=0 is not allowed; use an integer 1..16"),
     ({"queue_mode": "fast"}, r"queue_mode='fast' is not allowed; use one of 'registered', 'fall_through', "
                              r"'bypass'"),
     ({"mem": {"depth": 1000}}, r"\[mem\]: depth=1000 is not allowed; addresses wrap modulo the depth, so "

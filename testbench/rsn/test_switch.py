@@ -49,11 +49,17 @@ UOPS_VERILATOR = 24    # and on Verilator, where cycles are nearly free
 COMB_CHECK_CYCLES = 150     # enough for routes to start, multicast, stall and end
 
 
+# Switches with pass-through outputs (rsn/hops.py): a mix of both kinds, and every output.
+PASS_THROUGH_CONFIGS = [(3, 2, (1, 2, 4, 5, 6)), (2, 1, (0, 1, 2, 3, 4, 5))]
+
+
 def config_id(config) -> str:
-    return f"fu_in={config[0]}-fu_out={config[1]}"
+    passing = f"-pass={''.join(map(str, config[2]))}" if len(config) > 2 else ""
+    return f"fu_in={config[0]}-fu_out={config[1]}{passing}"
 
 
 configs = pytest.mark.parametrize("config", CONFIGS, ids=config_id)
+all_configs = pytest.mark.parametrize("config", CONFIGS + PASS_THROUGH_CONFIGS, ids=config_id)
 
 
 def random_scenarios(name: str, profile: str, uops: int = UOPS) -> list[dict]:
@@ -62,18 +68,20 @@ def random_scenarios(name: str, profile: str, uops: int = UOPS) -> list[dict]:
 
 
 def latency_scenarios(params: SwitchParams, name: str) -> list[dict]:
-    """First input to first output, last to last, and one seeded pair in between."""
+    """First input to first output, last to last, and one seeded pair in between (the next
+    input instead where a pass-through output cannot take its own side's)."""
     (seed,) = seeds_for(name, count=1)
     rng = random.Random(seed)
     pairs = [(0, 0), (params.n_inputs - 1, params.n_outputs - 1),
              (rng.randrange(params.n_inputs), rng.randrange(params.n_outputs))]
+    pairs = [(source if params.selectable(sink, source) else source + 1, sink) for source, sink in pairs]
     return [{"kind": "latency", "source": source, "sink": sink, "beats": 16, "seed": seed}
             for source, sink in pairs]
 
 
 # -- the data plane against the golden model ---------------------------------------------------
 
-@configs
+@all_configs
 @pytest.mark.parametrize("profile", PROFILES)
 def test_random_programs_amaranth(config, profile):
     params = SwitchParams(WIDTH, *config)
@@ -83,7 +91,7 @@ def test_random_programs_amaranth(config, profile):
 
 
 @pytest.mark.verilator
-@configs
+@all_configs
 def test_random_programs_verilator(config):
     """One Verilator build per configuration; every profile, seed and latency case on it."""
     params = SwitchParams(WIDTH, *config)
@@ -91,22 +99,24 @@ def test_random_programs_verilator(config):
                  for scenario in random_scenarios(f"switch-verilator:{config_id(config)}:{profile}",
                                                   profile, UOPS_VERILATOR)]
     scenarios += latency_scenarios(params, f"switch-verilator-latency:{config_id(config)}")
-    scenarios += [{"kind": "directed", "name": name} for name in DIRECTED]
+    if not params.pass_through:         # the directed programs take U-turns
+        scenarios += [{"kind": "directed", "name": name} for name in DIRECTED]
     print(params, scenarios)
     records = run_switch_verilator(params, scenarios, case=f"rsn-switch-{config_id(config)}")
     assert len(records) == len(scenarios)
 
 
-@configs
+@all_configs
 def test_latency_and_throughput(config):
-    """Latency is exactly ``Switch.LATENCY`` == 1 cycle and a route sustains 1 token/cycle
-    (the LatencyChecker asserts both, cycle by cycle)."""
-    assert Switch.LATENCY == 1
+    """Latency is exactly ``Switch.LATENCY`` == 1 cycle (``PASS_LATENCY`` == 0 on a pass-through
+    output) and a route sustains 1 token/cycle (the LatencyChecker asserts both, cycle by cycle)."""
+    assert (Switch.LATENCY, Switch.PASS_LATENCY) == (1, 0)
     params = SwitchParams(WIDTH, *config)
     for scenario in latency_scenarios(params, f"switch-latency:{config_id(config)}"):
         bench = run_switch_amaranth(params, scenario)
-        # micro-op in cycle 0, tokens accepted in 1..16, delivered in 2..17, then settling.
-        assert bench.cycles == scenario["beats"] + Switch.LATENCY + SETTLE_CYCLES
+        # micro-op in cycle 0, tokens accepted in 1..16, delivered in 2..17 (1..16 passing
+        # through), then settling.
+        assert bench.cycles == scenario["beats"] + params.latency(scenario["sink"]) + SETTLE_CYCLES
 
 
 def test_one_bubble_between_routes_on_one_output():
@@ -126,10 +136,12 @@ def test_output_rerouted_to_an_input_it_already_took_from(config):
 
 # -- structure: registered outputs, clear --------------------------------------------------------
 
-@configs
+@all_configs
 def test_no_combinational_path_through_the_switch(config):
     """``o[*]`` and ``i[*].ready`` do not change when any input of the switch changes within a
-    cycle: every output comes from flip-flops, and input readiness from registered state."""
+    cycle: every output comes from flip-flops, and input readiness from registered state. A
+    pass-through output's valid and payload are exempt (they follow the input by design), but
+    nothing flows backwards: every ``i[k].ready`` stays registered there too."""
     params = SwitchParams(WIDTH, *config)
     switch = params.build()
     ports, extra = stream_ports(switch)
@@ -140,9 +152,10 @@ def test_no_combinational_path_through_the_switch(config):
     signals = port_values(top)
     inputs = ["clear"] + [name for port in ports for name in
                           ((port.valid, port.payload) if port.into_design else (port.ready,))]
+    passing = {f"o__{j}" for j in params.pass_through}
     watched = [name for port in ports for name in
                ((port.ready,) if port.into_design else (port.valid, port.payload))
-               if port.prefix != "uop"]
+               if port.prefix != "uop" and port.prefix not in passing]
     rng = random.Random(seed)
 
     async def testbench(ctx):
