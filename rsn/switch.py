@@ -176,16 +176,18 @@ class Switch(wiring.Component):
 
     def _elaborate_outputs(self, m, routes, buffers):
         """Each output offers its selected input's token (an AND-OR mux over the one-hot select)
-        unless it took that token already."""
-        in_valid = Cat(port.valid for port in self.i)
+        unless it took that token already. The mux leaves out the inputs an output cannot select,
+        so that a pass-through output has no path at all from its own side's input."""
         for j, buffer in enumerate(buffers):
-            column = Cat(routes.delivered[k][j] for k in range(self.n_inputs))
-            taken = (routes.select[j] & column).any()
-            offer = self._offer((routes.select[j] & in_valid).any(), taken)
+            inputs = [k for k in range(self.n_inputs) if self.selectable(j, k)]
+            select = Cat(routes.select[j][k] for k in inputs)
+            column = Cat(routes.delivered[k][j] for k in inputs)
+            taken = (select & column).any()
+            offer = self._offer((select & Cat(self.i[k].valid for k in inputs)).any(), taken)
             m.d.comb += [
                 buffer.i.valid.eq(offer),
-                buffer.i.payload.eq(_any(port.payload & routes.select[j][k].replicate(self.width)
-                                         for k, port in enumerate(self.i))),
+                buffer.i.payload.eq(_any(self.i[k].payload & routes.select[j][k].replicate(self.width)
+                                         for k in inputs)),
                 routes.take[j].eq(offer & buffer.i.ready),
                 routes.ending[j].eq(routes.take[j] & self._route_ends(routes.remaining[j])),
             ]

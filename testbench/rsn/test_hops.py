@@ -95,3 +95,14 @@ def test_placement_distance_counts_registers_twice():
     plain = tile_distances(dataclasses.replace(spec, register_every=1))
     assert all(plain[a, b] == abs(a[0] - b[0]) + abs(a[1] - b[1])
                for a, b in itertools.product(spec.all_tiles(), repeat=2))
+
+
+@pytest.mark.parametrize("size,every", [(2, 2), (3, 3)])
+def test_fabric_netlist_has_no_combinational_cycle(size, every):
+    """Amaranth's netlist builder refuses a combinational cycle: a whole fabric whose every
+    neighbour link could pass through converts (with a U-turn input left in a pass-through
+    output's mux, it did not)."""
+    from amaranth.back import rtlil
+
+    from rsn.fabric import Fabric
+    rtlil.convert(Fabric(grid(size, size, every)), name="top")
