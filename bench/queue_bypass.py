@@ -48,21 +48,24 @@ TILE_TARGET = rsn_bench.FABRIC_TARGET
 COMMAND = "python -m bench.queue_bypass"
 
 
-def measure_suite(mode: str) -> list[dict]:
-    """Every suite case on ripple.toml with FU input queues in ``mode``, in one simulation."""
-    spec = dataclasses.replace(load_fabric(RIPPLE_FABRIC), queue_mode=mode)
+def measure_suite(mode: str, register_every: int = 1) -> list[dict]:
+    """Every suite case on ripple.toml with FU input queues in ``mode`` (and switch outputs
+    registered as ``register_every`` says, rsn/hops.py), in one simulation."""
+    spec = dataclasses.replace(load_fabric(RIPPLE_FABRIC), queue_mode=mode, register_every=register_every)
     runs = list(suite_runs(spec))
     started = time.monotonic()
+    label = mode if register_every == 1 else f"{mode}-every{register_every}"
     results = run_many_on_rtl([run[5] for run in runs], profiles=["no_stall"] * len(runs),
-                              seeds=[SEED] * len(runs), case=f"bench-queue-{mode}", max_cycles=5_000_000,
+                              seeds=[SEED] * len(runs), case=f"bench-queue-{label}", max_cycles=5_000_000,
                               extra_reads=[register_reads(run[5]) for run in runs])
-    print(f"{mode}: {len(runs)} cases simulated in {time.monotonic() - started:.0f} s", flush=True)
+    print(f"{label}: {len(runs)} cases simulated in {time.monotonic() - started:.0f} s", flush=True)
     rows = []
     for (kernel, variant, k, case, lowering, compiled), result in zip(runs, results, strict=True):
         reads = split_register_reads(compiled, result.extra)
         problems = fabric_problems(lowering, compiled, result.outputs, result.firings, reads)
         image = len(compiled.image)
-        rows.append({"mode": mode, "kernel": kernel, "variant": variant, "case": k,
+        rows.append({"mode": mode, "register_every": register_every, "kernel": kernel, "variant": variant,
+                     "case": k,
                      "steps": case["reference_steps"][variant], "rtl_cycles": result.cycles,
                      "image_words": image, "compute_cycles": result.cycles - image,
                      "model_cycles": predict_cycles(compiled).cycles,

@@ -1,0 +1,207 @@
+"""Latency options of the pe fabric side by side: cycles per idealised step, Fmax, steps per second.
+
+``python -m bench.register_every`` runs two parts (``--part suite`` or ``--part fabric``
+re-measures one and keeps the other) and writes bench/results/register_every.json and .md:
+
+* **suite**: every case of the ten RipTide suite graphs on examples/fabrics/ripple.toml under
+  each option (one Verilated build per option), checked as bench/ripple_suite.py checks them,
+  with the cycle model's prediction of every case (bench/queue_bypass.py ``measure_suite``).
+  The loop's cost per step is the slope of compute cycles over the suite's idealised steps
+  from a graph's smallest case to its largest.
+* **fabric**: a whole ``--size`` x ``--size`` grid of pe tiles (ripple.toml's pe parameters and
+  queue depth) per option in the RSN bench's pin-limited harness on the ECP5-85F: LUT/FF from
+  synthesis, Fmax from nextpnr (median over ``--seeds``) and its critical path. A whole grid,
+  not one tile, because a pass-through output's path runs across tiles: the grid must be at
+  least K x K for the longest one to exist.
+
+An option is (``queue_mode``, ``register_every``): ``registered``/1 is the fabric as it was,
+``bypass`` lets a PE fire in the cycle its operand arrives, and ``register_every`` >= 2 lets a
+token cross several switches in that cycle (rsn/hops.py). Steps per microsecond = Fmax / the
+geometric mean of the loop cycles per step over the suite's graphs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import time
+from pathlib import Path
+
+from rivulet.frontends.riptide import RIPPLE_FABRIC
+from rsn.fabric import Fabric
+from rsn.fabric_spec import load_fabric, parse_fabric
+
+from . import rsn as rsn_bench
+from .common import BUILD_ROOT, REPO, RESULTS, git_stamp, write_results
+from .queue_bypass import _graph_figures, _revision, measure_suite
+from .ripple_suite import KERNELS, SEED, VARIANTS
+
+__all__ = ["OPTIONS", "fabric_job", "markdown", "main"]
+
+OPTIONS = (("registered", 1), ("bypass", 1), ("bypass", 2), ("bypass", 3))
+TARGET = rsn_bench.FABRIC_TARGET
+COMMAND = "python -m bench.register_every"
+
+
+def label(option) -> str:
+    mode, every = option
+    return f"{mode}, every {every}"
+
+
+def fabric_job(option, size: int, seeds: tuple[int, ...], build_root: str) -> dict:
+    """A ``size`` x ``size`` grid of pe tiles under ``option`` through the harnessed flow."""
+    started = time.perf_counter()
+    mode, every = option
+    ripple = load_fabric(RIPPLE_FABRIC)
+    pe = ripple.parameters("pe")
+    spec = parse_fabric({
+        "rows": size, "cols": size, "tiles": [" ".join(["pe"] * size)] * size,
+        "queue_depth": ripple.queue_depth, "queue_mode": mode, "register_every": every,
+        "pe": {"mem_depth": pe.mem_depth, "ripple_ops": pe.ripple_ops},
+        "host_ports": [{"name": "in0", "tile": [0, 0], "side": "W", "direction": "in"},
+                       {"name": "out0", "tile": [size - 1, size - 1], "side": "E", "direction": "out"}],
+    }, f"{size}x{size} of pe, {label(option)}")
+    name = f"pe_{size}x{size}_{mode}_every{every}"
+    placed, fold = rsn_bench.place_in_harness(lambda: Fabric(spec), name, TARGET, seeds, Path(build_root))
+    return {"mode": mode, "register_every": every, "size": size, "target": TARGET,
+            "luts": placed.luts, "ffs": placed.ffs, "fmax_mhz": placed.fmax_mhz,
+            "fmax_per_seed": placed.fmax_per_seed, "seeds": list(seeds), "harness_fold": fold,
+            "critical_path": rsn_bench.critical_path(Path(placed.reports[0]), Path(placed.netlist)),
+            "seconds": round(time.perf_counter() - started, 1)}
+
+
+# --------------------------------------------------------------------------------------------
+# The tables
+
+
+def _rows(suite: list[dict], option) -> list[dict]:
+    mode, every = option
+    return [row for row in suite if row["mode"] == mode and row.get("register_every", 1) == every]
+
+
+def _graph_slopes(suite: list[dict], option) -> dict:
+    rows = _rows(suite, option)
+    return {(kernel, variant): _graph_figures([row for row in rows if row["kernel"] == kernel
+                                               and row["variant"] == variant])
+            for kernel in KERNELS for variant in VARIANTS}
+
+
+def _geomean(values) -> float:
+    values = list(values)
+    return math.exp(sum(math.log(value) for value in values) / len(values))
+
+
+def _suite_table(suite: list[dict], options) -> list[str]:
+    figures = {option: _graph_slopes(suite, option) for option in options}
+    lines = ["| graph | steps | " + " | ".join(label(option) for option in options) + " |",
+             "|---|---:|" + "---:|" * len(options)]
+    for kernel in KERNELS:
+        for variant in VARIANTS:
+            cells = []
+            for option in options:
+                f = figures[option][kernel, variant]
+                slope = "-" if f["slope"] is None else f"{f['slope']:.2f}"
+                cells.append(f"{slope} ({f['per_step']:.2f})")
+            steps = figures[options[0]][kernel, variant]["steps"]
+            name = f"{kernel} ({'STREAM' if variant == 'stream' else 'no STREAM'})"
+            lines.append(f"| {name} | {steps} | " + " | ".join(cells) + " |")
+
+    def summary(name, value):
+        cells = [value(figures[option].values()) for option in options]
+        lines.append(f"| {name} | | " + " | ".join(cells) + " |")
+    summary("**geomean of loop cycles per step**",
+            lambda fs: f"**{_geomean(f['slope'] for f in fs if f['slope']):.2f}**")
+    summary("**worst loop**", lambda fs: f"{max(f['slope'] for f in fs if f['slope']):.2f}")
+    summary("passed / cycle model exact",
+            lambda fs: f"{sum(f['passed'] for f in fs)}/{sum(f['cases'] for f in fs)} / "
+                       f"{sum(f['model_exact'] for f in fs)}")
+    return lines
+
+
+def _loop_geomean(suite: list[dict], option) -> float | None:
+    if not _rows(suite, option):
+        return None
+    return _geomean(f["slope"] for f in _graph_slopes(suite, option).values() if f["slope"])
+
+
+def _fabric_table(fabric: list[dict], suite: list[dict]) -> list[str]:
+    lines = ["| option | grid | LUT | FF | Fmax (MHz), median | per seed | loop cycles per step (geomean) "
+             "| steps per µs | vs registered, every 1 | critical path (first seed) |",
+             "|---|---|---:|---:|---:|---|---:|---:|---:|---|"]
+    per_step = {(e["mode"], e["register_every"]): _loop_geomean(suite, (e["mode"], e["register_every"]))
+                for e in fabric}
+    rates = {option: None if cycles is None else entry["fmax_mhz"] / cycles
+             for entry in fabric for option, cycles in per_step.items()
+             if option == (entry["mode"], entry["register_every"])}
+    base = rates.get(OPTIONS[0])
+    for entry in fabric:
+        option = (entry["mode"], entry["register_every"])
+        cycles, rate = per_step[option], rates[option]
+        seeds = " / ".join(format(f, ".1f") for f in entry["fmax_per_seed"])
+        grid = f"{entry['size']}x{entry['size']}"
+        lines.append(f"| {label(option)} | {grid} | {entry['luts']} | {entry['ffs']} "
+                     f"| {entry['fmax_mhz']:.1f} | {seeds} | {'-' if cycles is None else f'{cycles:.2f}'} "
+                     f"| {'-' if rate is None else f'{rate:.1f}'} "
+                     f"| {f'{rate / base:.2f}x' if rate and base else '-'} "
+                     f"| {rsn_bench._path_summary(entry['critical_path'])} |")
+    return lines
+
+
+def markdown(report: dict) -> str:
+    options = [option for option in OPTIONS if _rows(report.get("suite", []), option)]
+    lines = ["# Latency options of the pe fabric: cycles per step, Fmax, steps per second", "",
+             f"Written by `{COMMAND}` (`--part suite` at git {_revision(report.get('suite_git'))}, "
+             f"`--part fabric` at git {_revision(report.get('fabric_git'))}); bench/register_every.py says "
+             f"how each figure is taken, docs/ripple.md what follows from them.", ""]
+    if options:
+        lines += ["## The RipTide suite on ripple.toml (5x6 pe tiles, queue depth 2), no stalls", "",
+                  "Per graph: the loop's cycles per idealised step (the slope of compute cycles over the "
+                  "suite's steps from the graph's smallest case to its largest), and in brackets the "
+                  "largest case's compute cycles per step (RTL cycles - image words, / steps), which "
+                  "includes what a run pays once. Options are (queue_mode, register_every).", ""]
+        lines += _suite_table(report["suite"], options)
+    if report.get("fabric"):
+        lines += ["", f"## Whole pe grids on the {TARGET}", "",
+                  "In the RSN bench's pin-limited harness (bench/rsn.py): LUT/FF include the harness, Fmax "
+                  "is nextpnr's (median over the seeds). Steps per µs = Fmax / the geomean of the loop "
+                  "cycles per step above.", ""]
+        lines += _fabric_table(report["fabric"], report.get("suite", []))
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog=COMMAND, description=__doc__.split("\n")[0])
+    parser.add_argument("--part", choices=("suite", "fabric", "both"), default="both")
+    parser.add_argument("--size", type=int, default=3, help="pe grid size for Fmax (at least the largest K)")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[1], help="nextpnr seeds per grid")
+    args = parser.parse_args(argv)
+    measured = {}
+    if args.part in ("suite", "both"):
+        measured["suite"] = [row for option in OPTIONS for row in measure_suite(*option)]
+        measured["suite_git"] = git_stamp()
+    if args.part in ("fabric", "both"):
+        build_root = str(BUILD_ROOT / "register_every")
+        measured["fabric"] = []
+        for option in OPTIONS:
+            entry = fabric_job(option, args.size, tuple(args.seeds), build_root)
+            print(f"{label(option)}: {entry['luts']} LUT, {entry['fmax_mhz']:.1f} MHz ({entry['seconds']} s)",
+                  flush=True)
+            measured["fabric"].append(entry)
+        measured["fabric_git"] = git_stamp()
+    previous = RESULTS / "register_every.json"     # read last: the parts may run side by side
+    report = {**(json.loads(previous.read_text()) if previous.exists() else {}), **measured}
+    report["settings"] = {"fabric": str(RIPPLE_FABRIC.relative_to(REPO)), "seed": SEED,
+                          "options": [list(option) for option in OPTIONS]}
+    figures, table = write_results(RESULTS, "register_every", report, markdown(report), indent=1)
+    print(markdown(report))
+    failed = [row for row in report.get("suite", []) if not row["passed"]]
+    for row in failed:
+        print(f"FAILED {row['mode']}/{row.get('register_every', 1)} {row['kernel']} ({row['variant']}) "
+              f"case {row['case']}: {'; '.join(row['problems'])}")
+    print(f"wrote {figures} and {table}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
