@@ -1,5 +1,6 @@
 # amaranth: UnusedElaboratable=no
-"""k-induction proof of the RSN switch's counted routes at a small size, and mutants that fail it.
+"""k-induction proof of the RSN switch's counted routes at a small size (also with every output
+passing through, rsn/hops.py), and mutants that fail it.
 
 The switch is the smallest one (four inputs, four outputs, no FU ports); the micro-ops use
 inputs 0..1 and outputs 0..2 with routes of 1..``MAX_BEATS`` beats, so output 3 and inputs 2..3
@@ -141,6 +142,9 @@ def switch_bench(switch: Switch, *, invariants: bool = True,
         for j in range(used_outputs):
             with m.If(head.enable[j]):
                 m.d.comb += Assume(head.select[j] < USED_INPUTS)
+                for k in range(USED_INPUTS):
+                    if not switch.selectable(j, k):     # a pass-through output's U-turn
+                        m.d.comb += Assume(head.select[j] != k)
         for k in range(USED_INPUTS):
             # Race-free: a micro-op that reads an input still due to an earlier group names
             # (and so waits for) every output of that group.
@@ -225,7 +229,9 @@ def switch_bench(switch: Switch, *, invariants: bool = True,
             m.d.sync += model.delivered.eq(model.delivered + 1)
             with m.If(model.armed & (model.delivered == model.position)):
                 m.d.sync += model.armed.eq(0)
-                m.d.comb += Assert(model.seen & (source.payload == model.payload),
+                # A pass-through output may deliver the token in the cycle its input offers it.
+                passing = offered & in_valid & (source.payload == in_payload)
+                m.d.comb += Assert((model.seen & (source.payload == model.payload)) | passing,
                                    f"o{j}: token out of order, from the wrong input or corrupted")
 
     all_idle = Cat(~head.enable[j] | (wrap(outputs[j].assigned - outputs[j].taken) == 0)
@@ -267,7 +273,9 @@ def switch_invariants(m, switch, fragment, outputs, retired, group, due, input_h
         buffer = find_submodule(fragment, f"out{j}")
         skid = find_register(buffer, "skid")
         skid_full = find_register(buffer, "skid_valid")
-        m.d.comb += Assert(~skid_full | source.valid,
+        # A pass-through output's slots are a queue's storage behind its bypass.
+        front = find_register(buffer, "stored_o__valid") if j in switch.pass_through else source.valid
+        m.d.comb += Assert(~skid_full | front,
                            f"invariant: o{j} skid slot full behind an empty output")
         if j >= used_outputs:
             m.d.comb += Assert(~active[j] & (select == 0) & (switch.held[j] == 0),
@@ -283,6 +291,8 @@ def switch_invariants(m, switch, fragment, outputs, retired, group, due, input_h
             Assert(select == Mux(active[j], Cat(model.source == k for k in range(switch.n_inputs)), 0),
                    f"invariant: o{j} select"),
         ]
+        if not switch.selectable(j, j):
+            m.d.comb += Assert(~active[j] | (model.source != j), f"invariant: o{j} takes no U-turn")
         for k in range(USED_INPUTS):
             delivered = find_register(fragment, f"delivered{k}")
             on_route = active[j] & (model.source == k)
@@ -362,6 +372,14 @@ def test_switch_proof():
     """k-induction: counted routes, multicast, idle outputs and in-order issue, in every
     reachable state."""
     assert_proven(run_proof("switch", switch_bench(Switch(WIDTH, 0, 0)), depth=INDUCTION_DEPTH))
+
+
+@pytest.mark.formal
+def test_switch_proof_with_pass_through_outputs():
+    """The same proof for a switch whose outputs all pass through (rsn/hops.py): a bypassing
+    queue in place of each skid buffer changes when a token leaves, not which tokens do."""
+    switch = Switch(WIDTH, 0, 0, pass_through=range(4))
+    assert_proven(run_proof("switch_pass_through", switch_bench(switch), depth=INDUCTION_DEPTH))
 
 
 @pytest.mark.formal
