@@ -33,10 +33,13 @@ The skeleton, and where each number comes from:
   ``alu`` (:mod:`rsn.fu_alu`): ``LATENCY`` cycles, the same kind of stages. Each takes its next
   micro-op in the cycle the current one takes its last input (or issues its last address) and
   raises ``finished`` one cycle after its last ``last`` token moves.
-* **Done** (:mod:`rsn.fabric`): "some unit used, every used unit finished, no unit busy",
-  through the registered status tree: ``done`` is that condition ``DONE_LATENCY`` (3) cycles
-  late; the dispenser's counter starts the cycle after the START header is taken and stops
-  while ``done`` is high.
+* **Done** (:mod:`rsn.fabric`): "some unit used, every used unit finished, no unit busy, no
+  control word in flight", through the registered status tree: ``done`` is that condition
+  ``DONE_LATENCY`` (3) cycles late; the dispenser's counter starts the cycle after the START
+  header is taken and stops while ``done`` is high. A word is in flight from its take on
+  ``ctrl`` until it leaves the last tile's ``chain_out`` slice, the cycle after that tile takes
+  it, and the count is a register: so a short program whose units finish while its image is
+  still passing the chain ends when its last word has crossed the whole chain.
 
 * **Value-dependent kinds** (``pe``): a kind whose timing depends on the values it sees gives
   a timing model with a ``prepare(spec, tile, received, shared_words)`` method; the skeleton
@@ -269,20 +272,22 @@ class _Word:
     body: int = 0
     window_end: bool = False
     repeat: int = 1
+    read: bool = False                  # a READ packet's word: not counted as in flight for ``done``
 
 
 def _image_words(image, spec) -> list[_Word]:
     chain = {tile: index for index, tile in enumerate(spec.chain_order())}
     words = []
     for packet in split_packets(image):
-        words.append(_Word(start=packet.opcode == Opcode.START))
-        words.append(_Word())
+        read = packet.opcode == Opcode.READ
+        words.append(_Word(start=packet.opcode == Opcode.START, read=read))
+        words.append(_Word(read=read))
         unit = {Opcode.SWITCH: "switch", Opcode.FU: "fu"}.get(packet.opcode)
         targets = frozenset(chain[tile] for tile in packet.tiles(spec.rows, spec.cols))
         for index, body in enumerate(packet.bodies):
-            words.append(_Word())
+            words.append(_Word(read=read))
             if unit is None:
-                words.append(_Word())
+                words.append(_Word(read=read))
                 continue
             words.append(_Word(unit=unit, targets=targets, body=body,
                                window_end=index == packet.window - 1, repeat=max(1, packet.repeat)))
@@ -339,11 +344,22 @@ class _ControlChain:
         self.passed_last = 0                        # words taken by the last tile
         self.ctrl_cycles: list[int] = []
         self.start_cycle = None
+        # Non-READ words taken on ctrl, and (cycle, count) of those the last tile has taken.
+        self.entered = 0
+        self.dropped = deque([(-1, 0)])
 
     @property
     def over(self) -> bool:
         return self.passed_last == len(self.words) and all(
             tile.switch_expander.idle and tile.fu_expander.idle for tile in self.tiles)
+
+    def in_flight(self, cycle: int) -> bool:
+        """The fabric's words-in-flight count at the start of ``cycle`` is not zero: a non-READ
+        word taken on ``ctrl`` has not yet left the last tile's ``chain_out`` slice (it leaves
+        the cycle after the last tile takes it, so takes up to ``cycle - 2`` have left)."""
+        while len(self.dropped) > 1 and self.dropped[1][0] <= cycle - 2:
+            self.dropped.popleft()
+        return self.entered != self.dropped[0][1]
 
     def step(self, cycle: int):
         for tile in self.tiles:
@@ -356,6 +372,7 @@ class _ControlChain:
             self.slices[0].push(cycle, word)
             self.ctrl_cycles.append(cycle)
             self.sent += 1
+            self.entered += not word.read
         for index, tile in enumerate(self.tiles):
             self._stop(index, tile, cycle)
 
@@ -375,6 +392,8 @@ class _ControlChain:
             expander.take(cycle, tile.decode(word), word)
         if last:
             self.passed_last += 1
+            if not word.read:
+                self.dropped.append((cycle, self.dropped[-1][1] + 1))
         else:
             self.slices[index + 1].push(cycle, word)
 
@@ -769,7 +788,8 @@ class _FabricTiming:
     def _done_condition(self, cycle: int) -> bool:
         return (any(tile.used(cycle) for tile in self.order)
                 and all(tile.finished(cycle) for tile in self.order)
-                and not any(tile.busy(cycle) for tile in self.order))
+                and not any(tile.busy(cycle) for tile in self.order)
+                and not self.chain.in_flight(cycle))
 
     def step(self, cycle: int):
         self.chain.step(cycle)
