@@ -20,8 +20,9 @@ The skeleton, and where each number comes from:
 * **Switches** (:class:`rsn.switch.Switch`): a micro-op issues when its outputs are idle (a
   fenced one when no output has a counted route); its routes are active from the next cycle;
   every output is a 2-slot skid buffer with ``Switch.LATENCY`` (1) cycle per hop, one token per
-  cycle, eager multicast; ``finished`` rises two cycles after the take that ends the last route;
-  ``busy`` while a route is active, a micro-op is on offer or a token waits in an output buffer.
+  cycle, eager multicast; ``finished`` rises two cycles after the take that ends the last
+  counted route; ``busy`` while a counted route is active, a micro-op is on offer or a token
+  waits in an output buffer (a static route, beats 0, is a wire that counts for neither).
 * **FU input queues**: ``queue_depth`` token queues in the fabric's ``queue_mode``: latency as
   the micro-op queues (``registered``), 1 cycle at every depth (``fall_through``) or none
   (``bypass``: a token is on offer in the cycle it enters an empty queue, so the switches move
@@ -418,9 +419,10 @@ class _SwitchTiming:
         self.finished_at = None
 
     def busy(self, cycle: int) -> bool:
-        """A route is active, a micro-op is on offer, or a token waits in an output buffer."""
-        return (any(self.active) or self.uops.valid(cycle)
-                or any(output.level(cycle) for output in self.outputs))
+        """A counted route is active, a micro-op is on offer, or a token waits in an output
+        buffer (a static route, beats 0, is a wire: it never ends and holds nothing back)."""
+        counted = (active and left for active, left in zip(self.active, self.remaining, strict=True))
+        return any(counted) or self.uops.valid(cycle) or any(output.level(cycle) for output in self.outputs)
 
     def finished(self, cycle: int) -> bool:
         return self.finished_at is not None and self.finished_at <= cycle
@@ -443,7 +445,8 @@ class _SwitchTiming:
             for j in enabled:
                 self.active[j], self.select[j], self.remaining[j] = True, head["select"][j], head["beats"]
             if head["last"]:
-                self.last_pending |= set(enabled)
+                if head["beats"]:           # only counted routes end, so only they hold it back
+                    self.last_pending |= set(enabled)
                 self.last_issued = True
 
     def _carry(self, cycle: int) -> set:
