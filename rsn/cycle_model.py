@@ -46,10 +46,9 @@ The skeleton, and where each number comes from:
   a timing model with a ``prepare(spec, tile, received, shared_words)`` method; the skeleton
   then carries every token's value (host inputs included), decodes the image once and calls
   it with the tile's part of the image and the shared memory as the preload leaves it. The
-  kind's own module states its latencies (ripple_core/pe/timing.py: a LOAD on the shared
-  memory is on offer 3 cycles after its firing, 2 with a private bank; a STORE's done token
-  after the write). The shared memory's bank conflicts are not modelled: the estimate assumes
-  every request is granted at once.
+  kind's own module states its timing (ripple_core/pe/timing.py: the PE's output registers,
+  a private bank's read path, and the shared memory's request registers, credits, per-bank
+  round-robin grants and in-order answers, so bank conflicts included).
 * **Preload**: global WRITE packets before START (the shared memory's preload) pass the
   control chain as any words do; the cycle counter starts at START, so they only delay it.
 
@@ -62,15 +61,17 @@ RTL can say.
 
 Checked against the Verilated fabric (``testbench/rsn/test_cycle_model.py``,
 ``python -m bench.cycle_model``): the MLP and random programs match the RTL's counter, every
-``ctrl`` word and every host output token to the cycle. Pe tiles
-(testbench/ripple/test_shared_memory.py): on the shared memory, programs whose banks see no
-conflict match the RTL's counter or fall one cycle short of it; with conflicts the estimate is
-low. When this was written the RipTide suite's 68 cases matched it exactly on private banks
-(ripple.toml), and on the shared memory (ripple_large.toml) 31 matched and 37 were one cycle
-short: the 36 cases with memory accesses and one without (none of the small programs of the
-test above is). Measured again with ``python -m bench.queue_bypass``, 62 of the 68 match on
-ripple.toml in both queue modes: six of the shortest (3 to 5 steps, nn-vadd, nn-relu, dmv) are
-2 to 10 cycles short, with registered queues too, so not because of the mode.
+``ctrl`` word and every host output token to the cycle. Pe tiles, without host stalls, all
+exact (0% error): the RipTide suite's 68 cases on ripple.toml in both queue modes
+(``registered`` and ``bypass``) and on the shared memory (ripple_large.toml); the lowered Ripple
+programs of testbench/ripple/test_lower.py (tree_walk, serial_walk, histogram, Ripple BFS; four
+seeds, 16 runs) on the same three; the builder programs of ``python -m bench.ripple --rtl``
+(ordered and Ripple BFS on graphs of 64 to 240 vertices, ordered and Ripple dmv from 8x8 to
+32x32: 14 runs) on ripple_bfs.toml and on ripple_large.toml, where Ripple BFS's requests wait
+57 to 290 cycles for conflicts (summed over the banks); and the 3x4 shared-memory test fabric's programs
+(testbench/ripple/test_shared_memory.py, test_tuples.py, test_atomics_shared.py), conflicts
+included. The tests check it on no-stall runs in those simulations (test_lower.py's big one,
+test_queue_modes.py, the 3x4 fabric's).
 
 :func:`path_latency` gives the closed form for one stream: ``hops x Switch.LATENCY`` plus the
 sink's input queue latency, where ``hops`` counts the switches the stream passes through
