@@ -1,5 +1,6 @@
 """What every benchmark shares: where things go, the git stamp, the job runner, Fmax from
-nextpnr's report, and the writing of a result pair (JSON figures + Markdown table).
+nextpnr's report, the cycle model's prediction beside a measured count, and the writing of a
+result pair (JSON figures + Markdown table).
 
 One place, so that every results file is stamped, located and formatted the same way and no
 suite keeps a copy that drifts. Suites import this module; it imports none of them.
@@ -14,7 +15,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 __all__ = ["REPO", "RESULTS", "QUICK_RESULTS", "BUILD_ROOT", "ToolError", "relative_path", "git",
-           "git_stamp", "now", "run_jobs", "fmax_from_report", "format_fmax", "write_results"]
+           "git_stamp", "now", "run_jobs", "fmax_from_report", "format_fmax", "predicted_cycles",
+           "prediction_error", "prediction_cell", "write_results"]
 
 REPO = Path(__file__).resolve().parent.parent
 RESULTS = REPO / "bench" / "results"            # recorded results, under version control
@@ -83,6 +85,30 @@ def format_fmax(entry: dict) -> str:
     if len(per_seed) == 1:
         return f"{entry['fmax_mhz']:.1f}"
     return f"{entry['fmax_mhz']:.1f} ({min(per_seed):.0f}-{max(per_seed):.0f})"
+
+
+def predicted_cycles(compiled) -> int | None:
+    """The cycle model's counter for a run of ``compiled`` without host stalls (rsn/cycle_model.py),
+    or None where it has no timing for the program's units."""
+    from rsn.cycle_model import CycleModelError, predict_cycles
+
+    try:
+        return predict_cycles(compiled).cycles
+    except CycleModelError:
+        return None
+
+
+def prediction_error(predicted: int | None, measured: int) -> float | None:
+    """(predicted - measured) / measured, in percent; None without a prediction."""
+    return None if predicted is None or not measured else 100 * (predicted - measured) / measured
+
+
+def prediction_cell(predicted: int | None, measured: int) -> str:
+    """A table cell: the predicted count and its error against the measured one."""
+    error = prediction_error(predicted, measured)
+    if error is None:
+        return "-"
+    return f"{predicted} (exact)" if predicted == measured else f"{predicted} ({error:+.1f}%)"
 
 
 def write_results(directory: Path, name: str, results, markdown: str, *, indent: int = 2,

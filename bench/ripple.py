@@ -9,7 +9,9 @@ reachable from vertex 0. Model settings: slot depth 2, memory latency 1, unbound
 
 ``python -m bench.ripple --rtl`` runs the same two programs on the Verilated fabric
 examples/fabrics/ripple_bfs.toml (graphs of up to 240 vertices, whose column array fits the
-1024-word banks), all in one simulation, and writes bench/results/ripple_rtl.json and .md.
+1024-word banks), all in one simulation, and writes bench/results/ripple_rtl.json and .md; each
+run also records the cycle model's prediction of its counter (rsn/cycle_model.py, from the
+compiled program alone) and that prediction's error against the RTL.
 ``--fabric PATH --name NAME`` runs them on another fabric instead, writing NAME.json and .md: on
 one with a shared memory (examples/fabrics/ripple_large.toml) the graphs go up to 1,024 vertices,
 as the arrays are no longer bounded by one PE's bank.
@@ -24,7 +26,15 @@ from pathlib import Path
 from ripple_core.interp import run
 from ripple_core.programs import bfs_case, dmv, dmv_case, ordered_bfs, random_csr, reachable, ripple_bfs
 
-from .common import REPO, RESULTS, git_stamp, write_results
+from .common import (
+    REPO,
+    RESULTS,
+    git_stamp,
+    predicted_cycles,
+    prediction_cell,
+    prediction_error,
+    write_results,
+)
 
 __all__ = ["measure", "measure_rtl", "main"]
 
@@ -134,7 +144,9 @@ def measure_rtl(cases=None, dmv_cases=DMV_CASES, fabric: Path = RTL_FABRIC) -> d
                      "compute_cycles": compute, "firings": firings,
                      "ipc": round(firings / result.cycles, 3), "static": len(lowering.units),
                      "pe_tiles": len(compiled.program.graph.fu_nodes()),
-                     "model_cycles": lowering.model.cycles}
+                     "model_cycles": lowering.model.cycles,
+                     "predicted_cycles": (predicted := predicted_cycles(compiled)),
+                     "prediction_error": prediction_error(predicted, result.cycles)}
     for row in rows.values():
         o, r = row["ordered"], row["ripple"]
         row["speedup"] = round(o["rtl_cycles"] / r["rtl_cycles"], 2)
@@ -149,8 +161,9 @@ def measure_rtl(cases=None, dmv_cases=DMV_CASES, fabric: Path = RTL_FABRIC) -> d
 
 _PAIR_HEADER = ("passed (ord / Ripple) | RTL cycles (ord / Ripple) | speed-up "
                 "| compute cycles (ord / Ripple) | compute speed-up | firings (ord / Ripple) "
-                "| IPC (ord / Ripple) | static PEs (ord / Ripple) | model cycles (ord / Ripple) |")
-_PAIR_RULE = "---|---|---:|---|---:|---|---|---|---|"
+                "| IPC (ord / Ripple) | static PEs (ord / Ripple) | model cycles (ord / Ripple) "
+                "| cycle model (ord / Ripple) |")
+_PAIR_RULE = "---|---|---:|---|---:|---|---|---|---|---|"
 
 
 def _pair_cells(row: dict) -> str:
@@ -166,6 +179,8 @@ def _pair_cells(row: dict) -> str:
         else:
             show = how or str
             cells.append(f"{show(o[key])} / {show(r[key])}")
+    cells.append(" / ".join(prediction_cell(run.get("predicted_cycles"), run["rtl_cycles"])
+                            for run in (o, r)))
     return " | ".join(cells)
 
 
@@ -187,7 +202,10 @@ def markdown_rtl(report: dict) -> str:
         f"neither (about 2 cycles per word, the host's to count). Firings are "
         f"the PEs' firing counters (equal to the golden model's in every run); IPC = firings / RTL "
         f"cycles; static = PEs (with private banks a LOAD and a STORE of one array share one, as do "
-        f"ACQUIRE and RELEASE; with the shared memory each is a PE of its own).",
+        f"ACQUIRE and RELEASE; with the shared memory each is a PE of its own). Model cycles: the "
+        f"Ripple golden model's; cycle model: rsn/cycle_model.py's prediction of the RTL counter "
+        f"from the compiled program alone, with its error ((predicted - RTL) / RTL). "
+        f"{_accuracy(report['runs'])}",
         "",
         "| vertices | d | edges | reached | " + _PAIR_HEADER,
         "|---:|---:|---:|---:|" + _PAIR_RULE,
@@ -201,6 +219,17 @@ def markdown_rtl(report: dict) -> str:
     for row in [row for row in report["runs"] if row["kernel"] == "dmv"]:
         lines.append(f"| {row['rows']} x {row['columns']} | {_pair_cells(row)} |")
     return "\n".join(lines) + "\n"
+
+
+def _accuracy(rows: list[dict]) -> str:
+    """The cycle model over every run: how many it predicts exactly, and its largest error."""
+    runs = [row[name] for row in rows for name in ("ordered", "ripple")]
+    errors = [run.get("prediction_error") for run in runs]
+    if any(error is None for error in errors):
+        return "The cycle model did not time every run."
+    exact = sum(run["predicted_cycles"] == run["rtl_cycles"] for run in runs)
+    return (f"The cycle model predicts {exact} of the {len(runs)} runs exactly; its largest error is "
+            f"{max(abs(error) for error in errors):.1f}%.")
 
 
 def markdown(rows: list[dict]) -> str:

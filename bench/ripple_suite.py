@@ -8,6 +8,8 @@ of them in one simulation of the fabric (one build), and records per case:
 * ``model_cycles``: the Ripple golden model at the fabric's queue depth, memory latency 1;
 * ``rtl_cycles``: the fabric's cycle counter from START to ``done``, which includes loading the
   image (``image_words``, at most one word per cycle; the banks' preloads are part of it);
+* ``predicted_cycles``: the cycle model's counter for the same run (rsn/cycle_model.py, from the
+  compiled program alone), and ``prediction_error``, its error against ``rtl_cycles`` in percent;
 * whether the case passed: host outputs, per-PE firings equal to the model's, the memory PEs'
   status (no fault) and the STOREd arrays equal to the case's ``expect``.
 
@@ -47,7 +49,15 @@ from rsn.image import split_packets
 from rsn.isa import Opcode
 from rsn.readout import register_reads, split_register_reads
 
-from .common import REPO, RESULTS, git_stamp, write_results
+from .common import (
+    REPO,
+    RESULTS,
+    git_stamp,
+    predicted_cycles,
+    prediction_cell,
+    prediction_error,
+    write_results,
+)
 
 __all__ = ["SUITE", "KERNELS", "suite_runs", "measure", "markdown", "main"]
 
@@ -91,6 +101,8 @@ def measure(suite: Path = SUITE, fabric: Path = RIPPLE_FABRIC) -> dict:
         row = {"kernel": kernel, "variant": variant, "case": k, "origin": case.get("origin"),
                "reference_steps": case["reference_steps"][variant],
                "model_cycles": lowering.model.cycles, "rtl_cycles": result.cycles,
+               "predicted_cycles": (predicted := predicted_cycles(compiled)),
+               "prediction_error": prediction_error(predicted, result.cycles),
                "image_words": len(compiled.image), "pe_tiles": len(compiled.program.graph.fu_nodes()),
                "firings": lowering.model.firings}
         if spec.memory is not None:
@@ -137,7 +149,8 @@ def markdown(report: dict) -> str:
         f"(stall profile {settings['profile']}, seed {settings['seed']}; git {settings['git_revision']}). "
         f"Steps: the suite's idealised step count. "
         f"Model: the Ripple golden model's cycles at the fabric's queue depth. RTL: the fabric's cycle "
-        f"counter from START to done, including {loaded}.",
+        f"counter from START to done, including {loaded}. Cycle model: rsn/cycle_model.py's "
+        f"prediction of that counter from the compiled program alone (error: (predicted - RTL) / RTL).",
         "",
         "## Per graph (min / max over cases)",
         "",
@@ -153,12 +166,13 @@ def markdown(report: dict) -> str:
             "cycle); RTL + preload: the whole image load and run.",
             "",
             "| graph | cases passed | PEs | steps | RTL cycles | preload cycles | accesses | conflicts "
-            "| RTL / steps | (RTL + preload) / steps |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+            "| RTL / steps | (RTL + preload) / steps | cycle model: exact, max error |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
         ]
     else:
-        lines += ["| graph | cases passed | steps | model cycles | RTL cycles | image words | RTL / steps |",
-                  "|---|---:|---:|---:|---:|---:|---:|"]
+        lines += ["| graph | cases passed | steps | model cycles | RTL cycles | image words | RTL / steps "
+                  "| cycle model: exact, max error |",
+                  "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for kernel in KERNELS:
         for variant in VARIANTS:
             group = [row for row in rows if row["kernel"] == kernel and row["variant"] == variant]
@@ -177,13 +191,15 @@ def markdown(report: dict) -> str:
                              f"{_span([sum(r['bank_accesses'] or [0]) for r in group])} | "
                              f"{_span([sum(r['bank_conflicts'] or [0]) for r in group])} | "
                              f"{min(ratios):.1f} / {max(ratios):.1f} | "
-                             f"{min(loaded):.1f} / {max(loaded):.1f} |")
+                             f"{min(loaded):.1f} / {max(loaded):.1f} | {_accuracy(group)} |")
                 continue
             lines.append(head + f"{_span([r['reference_steps'] for r in group])} | "
                          f"{_span([r['model_cycles'] for r in group])} | "
                          f"{_span([r['rtl_cycles'] for r in group])} | "
                          f"{_span([r['image_words'] for r in group])} | "
-                         f"{min(ratios):.1f} / {max(ratios):.1f} |")
+                         f"{min(ratios):.1f} / {max(ratios):.1f} | {_accuracy(group)} |")
+    kernel_rows = [row for row in rows if row["kernel"] in KERNELS]
+    lines += ["", f"Cycle model over all {len(kernel_rows)} cases: {_accuracy(kernel_rows)}."]
     for row in (row for row in rows if row["kernel"] not in KERNELS):
         lines += ["", f"## {row['kernel']} at {BFS_VERTICES} vertices (out-degree {BFS_DEGREE // 2} to "
                       f"{BFS_DEGREE * 3 // 2})", "",
@@ -191,24 +207,36 @@ def markdown(report: dict) -> str:
                   f"Python's BFS, and every PE fired as often as in the golden model. {row['pe_tiles']} pe "
                   f"tiles, {row['firings']} firings, {row['image_words']} image words; RTL "
                   f"{row['rtl_cycles']} cycles from START to done against the golden model's "
-                  f"{row['model_cycles']}, after {row['preload_cycles']} cycles of preload. The banks "
+                  f"{row['model_cycles']} (the cycle model predicts "
+                  f"{prediction_cell(row.get('predicted_cycles'), row['rtl_cycles'])}), after "
+                  f"{row['preload_cycles']} cycles of preload. The banks "
                   f"served {_per_bank(row['bank_accesses'])} requests and waited "
                   f"{_per_bank(row['bank_conflicts'])} cycles for conflicts (bank 0 first)."]
     rows = [row for row in rows if row["kernel"] in KERNELS]
     memory_columns = ((" preload cycles | accesses per bank | conflicts per bank |", "---:|---|---|")
                       if shared else ("", ""))
     lines += ["", "## Every case", "",
-              "| graph | case | origin | passed | steps | model cycles | RTL cycles | image words "
-              "| pe tiles |" + memory_columns[0],
-              "|---|---:|---|---|---:|---:|---:|---:|---:|" + memory_columns[1]]
+              "| graph | case | origin | passed | steps | model cycles | RTL cycles | cycle model "
+              "| image words | pe tiles |" + memory_columns[0],
+              "|---|---:|---|---|---:|---:|---:|---:|---:|---:|" + memory_columns[1]]
     for row in rows:
         memory = (f" {row['preload_cycles']} | {_per_bank(row['bank_accesses'])} | "
                   f"{_per_bank(row['bank_conflicts'])} |") if shared else ""
         lines.append(f"| {row['kernel']} ({row['variant']}) | {row['case']} | {row['origin']} | "
                      f"{'yes' if row['passed'] else 'NO'} | {row['reference_steps']} | "
-                     f"{row['model_cycles']} | "
-                     f"{row['rtl_cycles']} | {row['image_words']} | {row['pe_tiles']} |" + memory)
+                     f"{row['model_cycles']} | {row['rtl_cycles']} | "
+                     f"{prediction_cell(row.get('predicted_cycles'), row['rtl_cycles'])} | "
+                     f"{row['image_words']} | {row['pe_tiles']} |" + memory)
     return "\n".join(lines) + "\n"
+
+
+def _accuracy(rows) -> str:
+    """How many of ``rows`` the cycle model predicts exactly, and its largest error."""
+    errors = [row.get("prediction_error") for row in rows]
+    if any(error is None for error in errors):
+        return "-"
+    exact = sum(row["predicted_cycles"] == row["rtl_cycles"] for row in rows)
+    return f"{exact} / {len(rows)} exact, max {max(abs(error) for error in errors):.1f}%"
 
 
 def _per_bank(values) -> str:

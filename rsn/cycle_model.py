@@ -24,8 +24,8 @@ The skeleton, and where each number comes from:
   (rsn/hops.py) of latency 0, whose token may move on through the next switch in the same cycle
   (the switches carry tokens in rounds until none moves; readies are registered, so the order
   of the rounds changes nothing); ``finished`` rises two cycles after the take that ends the
-  last route; ``busy`` while a route is active, a micro-op is on offer or a token waits in an
-  output buffer.
+  last counted route; ``busy`` while a counted route is active, a micro-op is on offer or a
+  token waits in an output buffer (a static route, beats 0, is a wire that counts for neither).
 * **FU input queues**: ``queue_depth`` token queues in the fabric's ``queue_mode``: latency as
   the micro-op queues (``registered``), 1 cycle at every depth (``fall_through``) or none
   (``bypass``: a token is on offer in the cycle it enters an empty queue, so the switches move
@@ -37,19 +37,21 @@ The skeleton, and where each number comes from:
   ``alu`` (:mod:`rsn.fu_alu`): ``LATENCY`` cycles, the same kind of stages. Each takes its next
   micro-op in the cycle the current one takes its last input (or issues its last address) and
   raises ``finished`` one cycle after its last ``last`` token moves.
-* **Done** (:mod:`rsn.fabric`): "some unit used, every used unit finished, no unit busy",
-  through the registered status tree: ``done`` is that condition ``DONE_LATENCY`` (3) cycles
-  late; the dispenser's counter starts the cycle after the START header is taken and stops
-  while ``done`` is high.
+* **Done** (:mod:`rsn.fabric`): "some unit used, every used unit finished, no unit busy, no
+  control word in flight", through the registered status tree: ``done`` is that condition
+  ``DONE_LATENCY`` (3) cycles late; the dispenser's counter starts the cycle after the START
+  header is taken and stops while ``done`` is high. A word is in flight from its take on
+  ``ctrl`` until it leaves the last tile's ``chain_out`` slice, the cycle after that tile takes
+  it, and the count is a register: so a short program whose units finish while its image is
+  still passing the chain ends when its last word has crossed the whole chain.
 
 * **Value-dependent kinds** (``pe``): a kind whose timing depends on the values it sees gives
   a timing model with a ``prepare(spec, tile, received, shared_words)`` method; the skeleton
   then carries every token's value (host inputs included), decodes the image once and calls
   it with the tile's part of the image and the shared memory as the preload leaves it. The
-  kind's own module states its latencies (ripple_core/pe/timing.py: a LOAD on the shared
-  memory is on offer 3 cycles after its firing, 2 with a private bank; a STORE's done token
-  after the write). The shared memory's bank conflicts are not modelled: the estimate assumes
-  every request is granted at once.
+  kind's own module states its timing (ripple_core/pe/timing.py: the PE's output registers,
+  a private bank's read path, and the shared memory's request registers, credits, per-bank
+  round-robin grants and in-order answers, so bank conflicts included).
 * **Preload**: global WRITE packets before START (the shared memory's preload) pass the
   control chain as any words do; the cycle counter starts at START, so they only delay it.
 
@@ -62,15 +64,17 @@ RTL can say.
 
 Checked against the Verilated fabric (``testbench/rsn/test_cycle_model.py``,
 ``python -m bench.cycle_model``): the MLP and random programs match the RTL's counter, every
-``ctrl`` word and every host output token to the cycle. Pe tiles
-(testbench/ripple/test_shared_memory.py): on the shared memory, programs whose banks see no
-conflict match the RTL's counter or fall one cycle short of it; with conflicts the estimate is
-low. When this was written the RipTide suite's 68 cases matched it exactly on private banks
-(ripple.toml), and on the shared memory (ripple_large.toml) 31 matched and 37 were one cycle
-short: the 36 cases with memory accesses and one without (none of the small programs of the
-test above is). Measured again with ``python -m bench.queue_bypass``, 62 of the 68 match on
-ripple.toml in both queue modes: six of the shortest (3 to 5 steps, nn-vadd, nn-relu, dmv) are
-2 to 10 cycles short, with registered queues too, so not because of the mode.
+``ctrl`` word and every host output token to the cycle. Pe tiles, without host stalls, all
+exact (0% error): the RipTide suite's 68 cases on ripple.toml in both queue modes
+(``registered`` and ``bypass``) and on the shared memory (ripple_large.toml); the lowered Ripple
+programs of testbench/ripple/test_lower.py (tree_walk, serial_walk, histogram, Ripple BFS; four
+seeds, 16 runs) on the same three; the builder programs of ``python -m bench.ripple --rtl``
+(ordered and Ripple BFS on graphs of 64 to 240 vertices, ordered and Ripple dmv from 8x8 to
+32x32: 14 runs) on ripple_bfs.toml and on ripple_large.toml, where Ripple BFS's requests wait
+57 to 290 cycles for conflicts (summed over the banks); and the 3x4 shared-memory test fabric's programs
+(testbench/ripple/test_shared_memory.py, test_tuples.py, test_atomics_shared.py), conflicts
+included. The tests check it on no-stall runs in those simulations (test_lower.py's big one,
+test_queue_modes.py, the 3x4 fabric's).
 
 :func:`path_latency` gives the closed form for one stream: the latencies of the switch outputs it
 takes (``Switch.LATENCY`` each, 0 where one passes through) plus the sink's input queue latency;
@@ -290,20 +294,22 @@ class _Word:
     body: int = 0
     window_end: bool = False
     repeat: int = 1
+    read: bool = False                  # a READ packet's word: not counted as in flight for ``done``
 
 
 def _image_words(image, spec) -> list[_Word]:
     chain = {tile: index for index, tile in enumerate(spec.chain_order())}
     words = []
     for packet in split_packets(image):
-        words.append(_Word(start=packet.opcode == Opcode.START))
-        words.append(_Word())
+        read = packet.opcode == Opcode.READ
+        words.append(_Word(start=packet.opcode == Opcode.START, read=read))
+        words.append(_Word(read=read))
         unit = {Opcode.SWITCH: "switch", Opcode.FU: "fu"}.get(packet.opcode)
         targets = frozenset(chain[tile] for tile in packet.tiles(spec.rows, spec.cols))
         for index, body in enumerate(packet.bodies):
-            words.append(_Word())
+            words.append(_Word(read=read))
             if unit is None:
-                words.append(_Word())
+                words.append(_Word(read=read))
                 continue
             words.append(_Word(unit=unit, targets=targets, body=body,
                                window_end=index == packet.window - 1, repeat=max(1, packet.repeat)))
@@ -360,11 +366,22 @@ class _ControlChain:
         self.passed_last = 0                        # words taken by the last tile
         self.ctrl_cycles: list[int] = []
         self.start_cycle = None
+        # Non-READ words taken on ctrl, and (cycle, count) of those the last tile has taken.
+        self.entered = 0
+        self.dropped = deque([(-1, 0)])
 
     @property
     def over(self) -> bool:
         return self.passed_last == len(self.words) and all(
             tile.switch_expander.idle and tile.fu_expander.idle for tile in self.tiles)
+
+    def in_flight(self, cycle: int) -> bool:
+        """The fabric's words-in-flight count at the start of ``cycle`` is not zero: a non-READ
+        word taken on ``ctrl`` has not yet left the last tile's ``chain_out`` slice (it leaves
+        the cycle after the last tile takes it, so takes up to ``cycle - 2`` have left)."""
+        while len(self.dropped) > 1 and self.dropped[1][0] <= cycle - 2:
+            self.dropped.popleft()
+        return self.entered != self.dropped[0][1]
 
     def step(self, cycle: int):
         for tile in self.tiles:
@@ -377,6 +394,7 @@ class _ControlChain:
             self.slices[0].push(cycle, word)
             self.ctrl_cycles.append(cycle)
             self.sent += 1
+            self.entered += not word.read
         for index, tile in enumerate(self.tiles):
             self._stop(index, tile, cycle)
 
@@ -396,6 +414,8 @@ class _ControlChain:
             expander.take(cycle, tile.decode(word), word)
         if last:
             self.passed_last += 1
+            if not word.read:
+                self.dropped.append((cycle, self.dropped[-1][1] + 1))
         else:
             self.slices[index + 1].push(cycle, word)
 
@@ -428,9 +448,10 @@ class _SwitchTiming:
         self._served: set = set()           # inputs that offered a token this cycle
 
     def busy(self, cycle: int) -> bool:
-        """A route is active, a micro-op is on offer, or a token waits in an output buffer."""
-        return (any(self.active) or self.uops.valid(cycle)
-                or any(output.level(cycle) for output in self.outputs))
+        """A counted route is active, a micro-op is on offer, or a token waits in an output
+        buffer (a static route, beats 0, is a wire: it never ends and holds nothing back)."""
+        counted = (active and left for active, left in zip(self.active, self.remaining, strict=True))
+        return any(counted) or self.uops.valid(cycle) or any(output.level(cycle) for output in self.outputs)
 
     def finished(self, cycle: int) -> bool:
         return self.finished_at is not None and self.finished_at <= cycle
@@ -462,7 +483,8 @@ class _SwitchTiming:
         for j in enabled:
             self.active[j], self.select[j], self.remaining[j] = True, head["select"][j], head["beats"]
         if head["last"]:
-            self.last_pending |= set(enabled)
+            if head["beats"]:           # only counted routes end, so only they hold it back
+                self.last_pending |= set(enabled)
             self.last_issued = True
 
     def carry(self, cycle: int) -> bool:
@@ -820,7 +842,8 @@ class _FabricTiming:
     def _done_condition(self, cycle: int) -> bool:
         return (any(tile.used(cycle) for tile in self.order)
                 and all(tile.finished(cycle) for tile in self.order)
-                and not any(tile.busy(cycle) for tile in self.order))
+                and not any(tile.busy(cycle) for tile in self.order)
+                and not self.chain.in_flight(cycle))
 
     def step(self, cycle: int):
         self.chain.step(cycle)

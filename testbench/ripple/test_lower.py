@@ -47,6 +47,7 @@ from rivulet.sim.seeds import seeds_for
 from rivulet.sim.streams import PROFILES
 from rsn import checks
 from rsn.checks import ProgramError
+from rsn.cycle_model import predict_cycles
 from rsn.fabric_spec import FabricError, load_fabric, parse_fabric
 from rsn.graph import StreamGraph
 from rsn.model import FabricModel
@@ -494,7 +495,8 @@ def test_every_suite_case_on_the_fabric_model_and_the_rtl():
     placement, placed with the base seed): first on the fabric's golden model,
     then all in one simulation of the one fabric build, each under a random stall profile. Both
     are checked on their own: host outputs, per-PE firings, the memory PEs' status and STOREd
-    arrays."""
+    arrays. Some also run without stalls (:func:`_predicted`), and there the cycle model's
+    counter must equal the fabric's."""
     from rivulet.sim.fabric_run import run_many_on_rtl
 
     (seed,) = seeds_for("ripple-lower-rtl", count=1)
@@ -509,19 +511,35 @@ def test_every_suite_case_on_the_fabric_model_and_the_rtl():
         assert result.done, f"{label}: the fabric model did not finish"
         _check(f"{label} on the fabric model", lowering, compiled, result.outputs, result.firings,
                model_register_reads(fabric_model, compiled))
-        labels.append(label)
-        lowerings.append(lowering)
-        compiled_programs.append(compiled)
-        profiles.append(rng.choice(list(PROFILES)))
-        seeds.append(run_seed)
+        for profile in [rng.choice(list(PROFILES))] + (["no_stall"] if _predicted(label) else []):
+            labels.append(label)
+            lowerings.append(lowering)
+            compiled_programs.append(compiled)
+            profiles.append(profile)
+            seeds.append(run_seed)
     print(f"ripple runs (seed={seed}):", list(zip(labels, profiles, seeds, strict=True)))
     results = run_many_on_rtl(compiled_programs, profiles=profiles, seeds=seeds, case="ripple-lower-rtl",
                               extra_reads=[register_reads(compiled) for compiled in compiled_programs])
+    predicted = 0
     for label, lowering, compiled, result, profile, run_seed in zip(
             labels, lowerings, compiled_programs, results, profiles, seeds, strict=True):
         _check(f"{label} profile={profile} seed={run_seed}", lowering, compiled, result.outputs,
                result.firings, split_register_reads(compiled, result.extra))
         assert result.done_cycle is not None and result.cycles > lowering.model.cycles
+        if profile == "no_stall":       # the cycle model times runs without host stalls, exactly
+            assert predict_cycles(compiled).cycles == result.cycles, f"{label}: cycle model"
+            predicted += 1
+    assert predicted >= 17, predicted
+
+
+def _predicted(label: str) -> bool:
+    """The runs whose counter the cycle model must predict (a no-stall copy of each joins the
+    simulation): the two first cases of every graph with memory (the shortest, 3 to 5 steps,
+    whose image is still crossing the control chain when their units finish, among them), one
+    graph with its result on a host port, and every program with Ripple's operators."""
+    return (label.startswith(MEMORY_KERNELS) and label.endswith(("case 0", "case 1"))
+            or label == "simple/nostream case 1 exported"
+            or label.startswith(("tree_walk", "serial_walk", "histogram", "ripple_bfs")))
 
 
 @needs_suite

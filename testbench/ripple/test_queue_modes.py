@@ -20,9 +20,8 @@ from testbench.ripple.test_lower import FABRIC, SUITE, _check, needs_suite, suit
 
 BYPASS = dataclasses.replace(FABRIC, queue_mode="bypass")
 # (kernel, variant): a recurrence through the network (no STREAM), a pipelined array loop, and
-# the nested loops of dmv; each graph's longest case. (The cycle model falls 2 to 10 cycles short
-# on the suite's shortest cases of nn-vadd, nn-relu and dmv, 3 to 5 steps, in every queue mode:
-# bench/results/queue_bypass.md counts them.)
+# the nested loops of dmv; each graph's longest case. (bench/results/queue_bypass.md has the
+# cycle model on every suite case in both modes.)
 GRAPHS = [("simple", "nostream"), ("nn-vadd", "stream"), ("nn-relu", "nostream"), ("dmv", "stream")]
 
 
