@@ -1,8 +1,10 @@
-"""RipTide suite cases on ripple.toml with bypassing FU input queues (``queue_mode = "bypass"``):
-the outputs, firings and arrays of the golden model under any stall profile, and the cycle
-model's counter to the cycle without stalls.
+"""RipTide suite cases on ripple.toml with bypassing FU input queues (``queue_mode = "bypass"``),
+and also with pass-through switch outputs (``register_every = 3``, rsn/hops.py): the outputs,
+firings and arrays of the golden model under any stall profile, and the cycle model's counter
+to the cycle without stalls.
 
-The fabric is the one ``python -m bench.queue_bypass`` measures, so the two share a build.
+The fabrics are ones ``python -m bench.queue_bypass`` and ``bench.register_every`` measure, so
+they share builds.
 """
 
 import dataclasses
@@ -18,7 +20,8 @@ from rsn.cycle_model import predict_cycles
 from rsn.readout import register_reads, split_register_reads
 from testbench.ripple.test_lower import FABRIC, SUITE, _check, needs_suite, suite_graph
 
-BYPASS = dataclasses.replace(FABRIC, queue_mode="bypass")
+OPTIONS = {"bypass": dataclasses.replace(FABRIC, queue_mode="bypass"),
+           "bypass-every3": dataclasses.replace(FABRIC, queue_mode="bypass", register_every=3)}
 # (kernel, variant): a recurrence through the network (no STREAM), a pipelined array loop, and
 # the nested loops of dmv; each graph's longest case. (bench/results/queue_bypass.md has the
 # cycle model on every suite case in both modes.)
@@ -27,23 +30,25 @@ GRAPHS = [("simple", "nostream"), ("nn-vadd", "stream"), ("nn-relu", "nostream")
 
 @needs_suite
 @pytest.mark.verilator
-def test_suite_cases_with_bypassing_queues():
+@pytest.mark.parametrize("option", OPTIONS)
+def test_suite_cases_with_bypassing_queues(option):
     from rivulet.sim.fabric_run import run_many_on_rtl
 
-    (seed,) = seeds_for("ripple-queue-bypass", count=1)
+    fabric = OPTIONS[option]
+    (seed,) = seeds_for(f"ripple-queue-{option}", count=1)
     rng = random.Random(seed)
     runs = []
     for kernel, variant in GRAPHS:
         cases = load_vectors(SUITE / f"{kernel}.vectors.json")
         k = max(range(len(cases)), key=lambda k: cases[k]["reference_steps"][variant])
         case = cases[k]
-        lowering = lower_graph(suite_graph(kernel, variant), case, BYPASS, name=f"{kernel}-{variant}-case{k}")
-        compiled = compile_lowering(lowering, BYPASS, seed=seed)
+        lowering = lower_graph(suite_graph(kernel, variant), case, fabric, name=f"{kernel}-{variant}-case{k}")
+        compiled = compile_lowering(lowering, fabric, seed=seed)
         runs += [(lowering, compiled, "no_stall"), (lowering, compiled, rng.choice(list(PROFILES)))]
     run_seeds = [rng.randrange(2**31) for _ in runs]
     print(f"seed {seed}:", [(run[0].program.name, run[2], s) for run, s in zip(runs, run_seeds, strict=True)])
     results = run_many_on_rtl([run[1] for run in runs], profiles=[run[2] for run in runs], seeds=run_seeds,
-                              case="ripple-queue-bypass",
+                              case=f"ripple-queue-{option}",
                               extra_reads=[register_reads(run[1]) for run in runs])
     for (lowering, compiled, profile), result, run_seed in zip(runs, results, run_seeds, strict=True):
         label = f"{lowering.program.name} profile={profile} seed={run_seed}"
