@@ -71,7 +71,8 @@ class _Decode:
     read-back; ``pred`` and ``drop`` are its own bits.
 
     ``is_op(*codes)``: the operator is one of ``codes`` (one register per set asked for).
-    ``edge``/``const``: a bit per slot of that kind. ``cmp_signed``, ``cmp_less``,
+    ``edge``/``const``: a bit per slot of that kind; ``mul_edge`` the same for slots 0 and 1,
+    but only while the operator is MUL. ``cmp_signed``, ``cmp_less``,
     ``cmp_equal``, ``cmp_invert``: the comparator's relation (:func:`_relation`) for a compare
     operator or STREAM's mode. ``updates`` are the loads, for the configuration write; a flag
     asked for after them is an error.
@@ -88,6 +89,12 @@ class _Decode:
         self.const = self._register("slot_const", Cat(*(kind == SlotKind.CONST for kind in word_slots)),
                                     sum(1 << k for k, kind in enumerate(_RESET["slots"]) if kind == "const"),
                                     N_SLOTS)
+        # The multiplier's own copy of slots 0 and 1's kinds (all clear unless the operator is
+        # MUL), so its operand muxes are its own, placed by the multipliers.
+        is_mul = self._word.op.as_value() == PeOp.MUL.value
+        edges = Cat(*(word_slots[k] == SlotKind.EDGE for k in range(2)))
+        reset = sum(1 << k for k in range(2) if _RESET["slots"][k] == "edge") if _RESET["op"] == "MUL" else 0
+        self.mul_edge = self._register("mul_slot_edge", edges & is_mul.replicate(2), reset, 2)
         for flag in ("signed", "less", "equal", "invert"):
             ops = tuple(PeOp[name] for name in COMPARE_OPS if _relation(name, False)[flag])
             modes = tuple(StreamCmp[name] for name in STREAM_COMPARES if _relation(name, True)[flag])
@@ -321,7 +328,7 @@ class RipplePE(wiring.Component):
         decider = v[0] != 0
         passes = decider == dec.pred
         current = Mux(loop, index, v[0])                    # STREAM's index this firing
-        cmp_a = Mux(dec.is_op(PeOp.STREAM), current, v[0])
+        cmp_a = Mux(dec.is_op(PeOp.STREAM) & loop, index, v[0])       # one mux: its select is registers
         cmp_b = v[1]
         equal = cmp_a == cmp_b
         less = Mux(dec.cmp_signed, cmp_a.as_signed() < cmp_b.as_signed(), cmp_a < cmp_b)
@@ -389,10 +396,10 @@ class RipplePE(wiring.Component):
             # TASK: pred: ind (pipelined). Otherwise credits, one unless slot 2 (a hold) gives
             # their number; index counts those spent. A done token on slot 1 returns one, and
             # that return goes before a dispatch.
-            limit = Mux(h[2], v[2], 1)
+            below = Mux(h[2], index < v[2], index == 0)     # index < the credits (slot 2's, or 1)
             returns = ~dec.pred & h[1]
             cases.add(dec.is_op(PeOp.TASK),
-                      rule=Mux(dec.pred, h[0], h[1] | ((index < limit) & h[0])),
+                      rule=Mux(dec.pred, h[0], h[1] | (below & h[0])),
                       take=Mux(returns, 0b010, 0b001), emit=Mux(returns, 0, 0b01), out0=v[0],
                       next_index=Mux(dec.pred, index, Mux(h[1], index - 1, index + 1))[:WIDTH])
         if extras:
@@ -426,7 +433,7 @@ class RipplePE(wiring.Component):
                       take=0b111)
             cases.add(dec.is_op(PeOp.LOAD), emit=0b11, out1=1)
             cases.add(dec.is_op(PeOp.STORE), emit=0b01, out0=1)
-        product = _product(v[0], v[1])
+        product = _product(*(Mux(dec.mul_edge[k], fronts[k][0].payload, constant[k]) for k in range(2)))
         m.d.comb += [rule.eq(cases.any("rule")), take.eq(cases.any("take")), emit.eq(cases.any("emit")),
                      out[0].eq(Mux(dec.is_op(PeOp.MUL), product, cases.any("out0"))),
                      out[1].eq(cases.any("out1")),
@@ -440,8 +447,10 @@ class RipplePE(wiring.Component):
         room0 = free[0]
         if self._mem_depth:
             o0 = self.o[0]
-            queued0 = bank.reading + bank.caught_valid + o0.valid - (o0.valid & o0.ready)
-            room0 = Mux(bank.is_load, queued0 < 2, queued0 == 0)
+            # (The words queued, as logic rather than a sum: the firing waits on it.)
+            queued = [bank.reading, bank.caught_valid, o0.valid & ~o0.ready]
+            at_most_one = ~((queued[0] & queued[1]) | (queued[0] & queued[2]) | (queued[1] & queued[2]))
+            room0 = Mux(bank.is_load, at_most_one, ~Cat(*queued).any())
         room = Cat(dec.drop[0] | room0, dec.drop[1] | free[1])
         m.d.comb += [fire.eq(enabled & rule & ((emit & ~room) == 0)), self.fire.eq(fire)]
 
