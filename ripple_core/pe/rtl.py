@@ -75,46 +75,56 @@ class _Decode:
     but only while the operator is MUL. ``cmp_signed``, ``cmp_less``,
     ``cmp_equal``, ``cmp_invert``: the comparator's relation (:func:`_relation`) for a compare
     operator or STREAM's mode. ``updates`` are the loads, for the configuration write; a flag
-    asked for after them is an error.
+    asked for after them is an error. ``matches(config)``: every register holds the decode of
+    the configuration register, as it does in every reachable state (the PE's
+    ``decode_matches``, which formal proofs state as an invariant; unused, it costs nothing).
     """
 
     def __init__(self, config, cfg):
         self._word = PE_CONFIG(cfg.data[:PE_CONFIG.size])
-        self._updates, self._flags, self._closed = [], {}, False
+        self._loads, self._flags, self._closed = [], {}, False
         self.pred, self.drop = config.pred, config.drop
-        word_slots = [self._word.slots[k] for k in range(N_SLOTS)]
-        self.edge = self._register("slot_edge", Cat(*(kind == SlotKind.EDGE for kind in word_slots)),
-                                   sum(1 << k for k, kind in enumerate(_RESET["slots"]) if kind == "edge"),
-                                   N_SLOTS)
-        self.const = self._register("slot_const", Cat(*(kind == SlotKind.CONST for kind in word_slots)),
-                                    sum(1 << k for k, kind in enumerate(_RESET["slots"]) if kind == "const"),
-                                    N_SLOTS)
+
+        def kinds(word, kind, slots=range(N_SLOTS)):
+            return Cat(*(word.slots[k] == kind for k in slots))
+
+        def reset_kinds(kind, slots=range(N_SLOTS)):
+            return sum(1 << k for k in slots if _RESET["slots"][k] == kind.name.lower())
+
+        self.edge = self._register("slot_edge", lambda word: kinds(word, SlotKind.EDGE),
+                                   reset_kinds(SlotKind.EDGE), N_SLOTS)
+        self.const = self._register("slot_const", lambda word: kinds(word, SlotKind.CONST),
+                                    reset_kinds(SlotKind.CONST), N_SLOTS)
         # The multiplier's own copy of slots 0 and 1's kinds (all clear unless the operator is
         # MUL), so its operand muxes are its own, placed by the multipliers.
-        is_mul = self._word.op.as_value() == PeOp.MUL.value
-        edges = Cat(*(word_slots[k] == SlotKind.EDGE for k in range(2)))
-        reset = sum(1 << k for k in range(2) if _RESET["slots"][k] == "edge") if _RESET["op"] == "MUL" else 0
-        self.mul_edge = self._register("mul_slot_edge", edges & is_mul.replicate(2), reset, 2)
+        def mul_edges(word):
+            return kinds(word, SlotKind.EDGE, range(2)) & (word.op.as_value() == PeOp.MUL.value).replicate(2)
+
+        mul_reset = reset_kinds(SlotKind.EDGE, range(2)) if _RESET["op"] == "MUL" else 0
+        self.mul_edge = self._register("mul_slot_edge", mul_edges, mul_reset, 2)
         for flag in ("signed", "less", "equal", "invert"):
             ops = tuple(PeOp[name] for name in COMPARE_OPS if _relation(name, False)[flag])
             modes = tuple(StreamCmp[name] for name in STREAM_COMPARES if _relation(name, True)[flag])
             setattr(self, f"cmp_{flag}", self._flag(f"cmp_{flag}", ops, modes))
 
-    def _register(self, name, value, init, width=1) -> Signal:
+    def _register(self, name, decode, init, width=1) -> Signal:
+        """A register holding ``decode(word)`` of the configuration word (a PE_CONFIG view)."""
         assert not self._closed, "a decode flag asked for after the configuration write's loads"
         register = Signal(width, name=name, init=init)
-        self._updates.append(register.eq(value))
+        self._loads.append((register, decode))
         return register
 
     def _flag(self, name, ops, modes=()) -> Signal:
         """A register: the operator is one of ``ops``, or it is STREAM with a mode in ``modes``."""
-        op, cmp = self._word.op.as_value(), self._word.cmp.as_value()
-        value = Cat(*(op == code.value for code in ops)).any() if ops else Const(0)
-        if modes:
-            value |= (op == PeOp.STREAM.value) & Cat(*(cmp == mode.value for mode in modes)).any()
+        def decode(word):
+            op, cmp = word.op.as_value(), word.cmp.as_value()
+            value = Cat(*(op == code.value for code in ops)).any() if ops else Const(0)
+            if modes:
+                value |= (op == PeOp.STREAM.value) & Cat(*(cmp == mode.value for mode in modes)).any()
+            return value
         reset_op, reset_cmp = PeOp[_RESET["op"]], StreamCmp[_RESET["cmp"]]
         init = reset_op in ops or (reset_op == PeOp.STREAM and reset_cmp in modes)
-        return self._register(name, value, init)
+        return self._register(name, decode, init)
 
     def is_op(self, *ops) -> Signal:
         key = frozenset(ops)
@@ -126,8 +136,13 @@ class _Decode:
 
     @property
     def updates(self) -> list:
+        """The loads from the word being written."""
         self._closed = True
-        return self._updates
+        return [register.eq(decode(self._word)) for register, decode in self._loads]
+
+    def matches(self, config) -> Value:
+        """Every register holds the decode of ``config`` (the configuration register)."""
+        return Cat(*(register == decode(config) for register, decode in self._loads)).all()
 
 
 class _Cases:
@@ -576,6 +591,8 @@ class RipplePE(wiring.Component):
         # The decode is loaded with the word (every flag has been asked for by now).
         with m.If(config_write):
             m.d.sync += dec.updates
+        decode_matches = Signal(name="decode_matches")
+        m.d.comb += decode_matches.eq(dec.matches(config))
         return m
 
     def _elaborate_bank(self, m, dec, v, fire, fault, second_site, front0, enabled,
