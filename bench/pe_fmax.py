@@ -146,7 +146,8 @@ def markdown(report: dict) -> str:
     lines += ["", "Measured at:", ""]
     lines += [f"- {label}: git {_revision(part)}, {part['date']}" for label, part in labelled]
     if "reference" in report:
-        lines.append(f"- reference tiles: git {_revision(report['reference'])}, {report['reference']['date']}")
+        stamp = report["reference"]
+        lines.append(f"- reference tiles: git {_revision(stamp)}, {stamp['date']}")
     lines += ["", "Critical paths (cells as nextpnr names them; Amaranth source lines from the `src` "
               "attributes Yosys keeps):", ""]
     for label, part in labelled:

@@ -77,8 +77,9 @@ class Reference:
 
 
 def schedule(rng: random.Random, phases: int):
-    """Random phases: (phase, when): the configuration word after ``when`` cycles of the last
-    phase (None: once it has been quiet a few cycles, or after 150: a STREAM may run for ever), its operands offered from ``lead`` cycles after the write."""
+    """Random phases: (phase, when, lead): the configuration word after ``when`` cycles of the
+    last phase (None: once it has been quiet a few cycles, or after 150: a STREAM may run for
+    ever), its operands offered from ``lead`` cycles after the write."""
     out = []
     for _ in range(phases):
         phase = random_phase(rng.choice(OPERATORS), rng)
@@ -140,14 +141,16 @@ def run(pe: RipplePE, rng: random.Random, stalls: tuple, phases: int = 30) -> di
             ctx.set(pe.cfg.data, write[1] if write else rng.getrandbits(32))
 
             # The reference's cycle against the RTL's.
+            after = cycle - written if written is not None else "-"
             where = f"cycle {cycle} ({reference.op}, slots {reference.kinds}, armed {reference.armed}, " \
                     f"on offer {offered}, output registers {reference.valid}, ready {ready}, " \
-                    f"{cycle - written if written is not None else '-'} cycles after the last configuration word)"
+                    f"{after} cycles after the last configuration word)"
             for p in range(N_PORTS):
                 assert ctx.get(pe.o[p].valid) == reference.valid[p], f"{where}: o[{p}].valid"
                 if reference.valid[p]:
-                    assert ctx.get(pe.o[p].payload) == reference.payload[p], \
-                        f"{where}: o[{p}] holds {ctx.get(pe.o[p].payload):#x}, expected {reference.payload[p]:#x}"
+                    got = ctx.get(pe.o[p].payload)
+                    assert got == reference.payload[p], \
+                        f"{where}: o[{p}] holds {got:#x}, expected {reference.payload[p]:#x}"
             assert ctx.get(pe.idle) == reference.operator.idle(), f"{where}: idle"
             fire = reference.cycle(offered, ready)
             assert ctx.get(pe.fire) == (fire is not None), \
