@@ -62,6 +62,7 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.ripple_density
 	$(BIN)/python -m bench.sam
 	$(BIN)/python -m bench.queue_bypass
+	$(BIN)/python -m bench.pe_fmax
 	$(BIN)/python -m bench.sweep
 
 BOARD  ?=
