@@ -131,7 +131,8 @@ class _Decode:
         if key not in self._flags:
             names = sorted(code.name.lower() for code in key)
             name = "is_" + ("_".join(names) if len(names) <= 3 else f"{names[0]}_and_{len(names) - 1}_more")
-            self._flags[key] = self._flag(name, tuple(key))
+            # (In code order: a set's order follows string hashing, which changes from run to run.)
+            self._flags[key] = self._flag(name, tuple(sorted(key, key=lambda code: code.value)))
         return self._flags[key]
 
     @property
