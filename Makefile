@@ -63,6 +63,7 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.sam
 	$(BIN)/python -m bench.queue_bypass
 	$(BIN)/python -m bench.register_every
+	$(BIN)/python -m bench.pe_fmax
 	$(BIN)/python -m bench.sweep
 
 BOARD  ?=

@@ -3,7 +3,7 @@
 
 from types import SimpleNamespace
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal, unsigned
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value, unsigned
 from amaranth.lib import stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -40,7 +40,155 @@ from .config import (
     StreamCmp,
     check_mem_depth,
     check_shared_words,
+    decode_config,
 )
+
+_RESET = decode_config(0)       # the configuration a PE comes out of reset with
+# The comparator's relations: (less, equal, invert) in ``invert ^ (less & lt | equal & eq)``.
+_RELATIONS = {"LT": (1, 0, 0), "LE": (1, 1, 0), "GT": (1, 1, 1), "GE": (1, 0, 1),
+              "EQ": (0, 1, 0), "NE": (0, 1, 1)}
+COMPARE_OPS = ("EQ", "NE") + tuple(sign + rel for sign in "SU" for rel in ("LT", "LE", "GT", "GE"))
+
+
+def _relation(name: str, stream: bool) -> dict:
+    """The comparator's flags for compare operator ``name``, or for STREAM's compare mode
+    ``name`` (``stream``): STREAM's end test is its relation for the "greater" modes and the
+    relation's failure for the "less" modes."""
+    less, equal, invert = _RELATIONS[name[-2:]]
+    if stream:
+        invert ^= name[1] == "L"
+    return {"signed": name[0] == "S", "less": less, "equal": equal, "invert": invert}
+
+
+class _Decode:
+    """The configuration word's decode, held in registers.
+
+    Every flag the firing logic, the result mux and the memory logic need is a register loaded
+    from the word on the config bus when it is written to register 0, at the same clock edge as
+    the word itself; at reset the flags are those of the reset word (0: ADD, all slots edges).
+    So the flags never lag the word (no cycle sees a new word with an old decode), and no path
+    of the firing logic starts at the word through a decoder. The word itself stays for the
+    read-back; ``pred`` and ``drop`` are its own bits.
+
+    ``is_op(*codes)``: the operator is one of ``codes`` (one register per set asked for).
+    ``edge``/``const``: a bit per slot of that kind; ``mul_edge`` the same for slots 0 and 1,
+    but only while the operator is MUL. ``cmp_signed``, ``cmp_less``,
+    ``cmp_equal``, ``cmp_invert``: the comparator's relation (:func:`_relation`) for a compare
+    operator or STREAM's mode. ``updates`` are the loads, for the configuration write; a flag
+    asked for after them is an error. ``matches(config)``: every register holds the decode of
+    the configuration register, as it does in every reachable state (the PE's
+    ``decode_matches``, which formal proofs state as an invariant; unused, it costs nothing).
+    """
+
+    def __init__(self, config, cfg):
+        self._word = PE_CONFIG(cfg.data[:PE_CONFIG.size])
+        self._loads, self._flags, self._closed = [], {}, False
+        self.pred, self.drop = config.pred, config.drop
+
+        def kinds(word, kind, slots=range(N_SLOTS)):
+            return Cat(*(word.slots[k] == kind for k in slots))
+
+        def reset_kinds(kind, slots=range(N_SLOTS)):
+            return sum(1 << k for k in slots if _RESET["slots"][k] == kind.name.lower())
+
+        self.edge = self._register("slot_edge", lambda word: kinds(word, SlotKind.EDGE),
+                                   reset_kinds(SlotKind.EDGE), N_SLOTS)
+        self.const = self._register("slot_const", lambda word: kinds(word, SlotKind.CONST),
+                                    reset_kinds(SlotKind.CONST), N_SLOTS)
+        # The multiplier's own copy of slots 0 and 1's kinds (all clear unless the operator is
+        # MUL), so its operand muxes are its own, placed by the multipliers.
+        def mul_edges(word):
+            return kinds(word, SlotKind.EDGE, range(2)) & (word.op.as_value() == PeOp.MUL.value).replicate(2)
+
+        mul_reset = reset_kinds(SlotKind.EDGE, range(2)) if _RESET["op"] == "MUL" else 0
+        self.mul_edge = self._register("mul_slot_edge", mul_edges, mul_reset, 2)
+        for flag in ("signed", "less", "equal", "invert"):
+            ops = tuple(PeOp[name] for name in COMPARE_OPS if _relation(name, False)[flag])
+            modes = tuple(StreamCmp[name] for name in STREAM_COMPARES if _relation(name, True)[flag])
+            setattr(self, f"cmp_{flag}", self._flag(f"cmp_{flag}", ops, modes))
+
+    def _register(self, name, decode, init, width=1) -> Signal:
+        """A register holding ``decode(word)`` of the configuration word (a PE_CONFIG view)."""
+        assert not self._closed, "a decode flag asked for after the configuration write's loads"
+        register = Signal(width, name=name, init=init)
+        self._loads.append((register, decode))
+        return register
+
+    def _flag(self, name, ops, modes=()) -> Signal:
+        """A register: the operator is one of ``ops``, or it is STREAM with a mode in ``modes``."""
+        def decode(word):
+            op, cmp = word.op.as_value(), word.cmp.as_value()
+            value = Cat(*(op == code.value for code in ops)).any() if ops else Const(0)
+            if modes:
+                value |= (op == PeOp.STREAM.value) & Cat(*(cmp == mode.value for mode in modes)).any()
+            return value
+        reset_op, reset_cmp = PeOp[_RESET["op"]], StreamCmp[_RESET["cmp"]]
+        init = reset_op in ops or (reset_op == PeOp.STREAM and reset_cmp in modes)
+        return self._register(name, decode, init)
+
+    def is_op(self, *ops) -> Signal:
+        key = frozenset(ops)
+        if key not in self._flags:
+            names = sorted(code.name.lower() for code in key)
+            name = "is_" + ("_".join(names) if len(names) <= 3 else f"{names[0]}_and_{len(names) - 1}_more")
+            # (In code order: a set's order follows string hashing, which changes from run to run.)
+            self._flags[key] = self._flag(name, tuple(sorted(key, key=lambda code: code.value)))
+        return self._flags[key]
+
+    @property
+    def updates(self) -> list:
+        """The loads from the word being written."""
+        self._closed = True
+        return [register.eq(decode(self._word)) for register, decode in self._loads]
+
+    def matches(self, config) -> Value:
+        """Every register holds the decode of ``config`` (the configuration register)."""
+        return Cat(*(register == decode(config) for register, decode in self._loads)).all()
+
+
+class _Cases:
+    """The operators' firing logic side by side: each case gives, for the operators its select
+    flag stands for, some of ``rule``, ``take``, ``emit``, ``out0``, ``out1``, ``next_loop`` and
+    ``next_index``; a field is the OR of the cases' values, each gated by its flag. The decode's
+    flags are exclusive (one operator at a time), so this is a one-hot mux, with no priority
+    between cases and no decoder in front."""
+
+    def __init__(self):
+        self._terms = {}
+
+    def add(self, select, **fields):
+        for name, value in fields.items():
+            self._terms.setdefault(name, []).append((select, Value.cast(value)))
+
+    def any(self, name, default=None) -> Value:
+        terms = self._terms.get(name, [])
+        value = Const(0)
+        for select, term in terms:
+            value = value | Mux(select, term, 0)
+        if default is None:
+            return value
+        return Mux(Cat(*(select for select, _ in terms)).any(), value, default)
+
+
+def _product(a, b) -> Value:
+    """``a * b mod 2**32`` for MUL, shaped for 18x18 hardware multipliers: three products of
+    16-bit halves (the high halves' product only reaches past bit 32), the two cross products cut
+    to the 16 bits they contribute, and the three terms of the upper half added as a carry-save
+    sum, so one 16-bit carry chain follows the multipliers."""
+    half = WIDTH // 2
+    low = a[:half] * b[:half]
+    terms = (low[half:], (a[half:] * b[:half])[:half], (a[:half] * b[half:])[:half])
+    sums = terms[0] ^ terms[1] ^ terms[2]
+    carries = (terms[0] & terms[1]) | (terms[0] & terms[2]) | (terms[1] & terms[2])
+    return Cat(low[:half], (sums + (carries << 1))[:half])
+
+
+def _one_of(onehot, values) -> Value:
+    """``values[k]`` for the one bit ``k`` set in ``onehot`` (0 if none)."""
+    result = Const(0)
+    for k, value in enumerate(values):
+        result = result | Mux(onehot[k], value, 0)
+    return result
 
 
 class RipplePE(wiring.Component):
@@ -137,6 +285,8 @@ class RipplePE(wiring.Component):
         armed = Signal(N_SLOTS)
         loop = Signal()                 # CARRY/INVARIANT: LOOP; STREAM: ACTIVE
         index = Signal(WIDTH)           # STREAM's index while ACTIVE
+        cfg = self.cfg
+        dec = _Decode(config, cfg)
 
         # Slot fronts: present, value; and the take strobe each slot gets on a firing.
         fronts = []
@@ -148,16 +298,15 @@ class RipplePE(wiring.Component):
                 head = queue.o
             else:
                 head = self.i[k]
-            kind = config.slots[k]
-            present = Mux(kind == SlotKind.EDGE, head.valid, armed[k])
-            value = Mux(kind == SlotKind.EDGE, head.payload, constant[k])
-            fronts.append((head, kind, present, value))
+            edge = dec.edge[k]
+            present = Mux(edge, head.valid, armed[k])
+            value = Mux(edge, head.payload, constant[k])
+            fronts.append((head, edge, present, value))
         h = [Signal(name=f"has{k}") for k in range(N_SLOTS)]
         v = [Signal(WIDTH, name=f"front{k}") for k in range(N_SLOTS)]
         for k, (_, _, present, value) in enumerate(fronts):
             m.d.comb += [h[k].eq(present), v[k].eq(value)]
 
-        cfg = self.cfg
         fire = Signal()
         fault = Signal()                # sticky: a memory address was out of range, or a bad RELEASE
         enabled = self.enable if self._gated else 1
@@ -165,20 +314,20 @@ class RipplePE(wiring.Component):
         # LDST and LOCK serve two sites; the second (a STORE, a RELEASE: slots 1 and 2, port 1)
         # goes first whenever it can, since it frees what the first site may wait for.
         second_site = Signal()
-        m.d.comb += second_site.eq(h[1] & h[2] & (config.drop[1] | free[1]))
+        m.d.comb += second_site.eq(h[1] & h[2] & (dec.drop[1] | free[1]))
         ripple = self._ripple_ops                       # ARB and TASK
         extras = ripple and bool(self._mem_depth)       # QUEUE, LDST and LOCK: they need the bank
         bank = directory = shared = queue = None
         if self._shared_words:
-            shared = self._elaborate_shared_request(m, config, v, fire, fault)
-        locks = self._elaborate_shared_locks(m, config, h, v, fire, fault, enabled, shared) \
+            shared = self._elaborate_shared_request(m, dec, v, fire, fault)
+        locks = self._elaborate_shared_locks(m, dec, h, v, fire, fault, enabled, shared) \
             if ripple and self._shared_words else None
         if self._shared_words and ripple:
-            queue = self._elaborate_shared_queue(m, config, fire, fault, fronts[0][0], enabled, shared)
+            queue = self._elaborate_shared_queue(m, dec, fire, fault, fronts[0][0], enabled, shared)
         if self._mem_depth:
-            bank = self._elaborate_bank(m, config, v, fire, fault, second_site, fronts[0][0], enabled, extras)
+            bank = self._elaborate_bank(m, dec, v, fire, fault, second_site, fronts[0][0], enabled, extras)
         if extras:
-            directory = self._elaborate_directory(m, config, v, fire, fault, second_site, bank.fault_address)
+            directory = self._elaborate_directory(m, dec, v, fire, fault, second_site, bank.fault_address)
 
         rule = Signal()                 # the firing rule holds
         take = Signal(N_SLOTS)          # slots the firing takes
@@ -186,167 +335,126 @@ class RipplePE(wiring.Component):
         out = [Signal(WIDTH, name=f"result{p}") for p in range(N_PORTS)]
         next_loop = Signal()
         next_index = Signal(WIDTH)
-        m.d.comb += [next_loop.eq(loop), next_index.eq(index)]
+        cases = _Cases()                # each operator's rule, take, emit, results and next state
 
-        def grant(m, k):
-            """ARB: pass slot k's token, and k itself on port 1 (for the other fields of a tuple:
-            ripple_core/tuples.py), and start the next round after it."""
-            m.d.comb += [rule.eq(1), take.eq(1 << k), emit.eq(0b11), out[0].eq(v[k]), out[1].eq(k),
-                         next_index.eq((k + 1) % N_SLOTS)]
-
-        # One comparator, shared by the compare operators (a, b) and STREAM (index, bound).
-        op = config.op
+        # One comparator, shared by the compare operators (a, b) and STREAM (index, bound). The
+        # decode says which relation: ``invert ^ (less & lt | equal & eq)``, signed or not; for
+        # STREAM it is the end test (its relation, inverted for the "less" modes, which end when
+        # the relation fails).
         decider = v[0] != 0
-        passes = decider == config.pred
+        passes = decider == dec.pred
         current = Mux(loop, index, v[0])                    # STREAM's index this firing
-        is_stream = op == PeOp.STREAM
-        cmp_a = Mux(is_stream, current, v[0])
+        cmp_a = Mux(dec.is_op(PeOp.STREAM) & loop, index, v[0])       # one mux: its select is registers
         cmp_b = v[1]
         equal = cmp_a == cmp_b
-        less_signed = cmp_a.as_signed() < cmp_b.as_signed()
-        less_unsigned = cmp_a < cmp_b
+        less = Mux(dec.cmp_signed, cmp_a.as_signed() < cmp_b.as_signed(), cmp_a < cmp_b)
+        relation = dec.cmp_invert ^ ((dec.cmp_less & less) | (dec.cmp_equal & equal))
 
-        def relation(signed_, rel):
-            less = less_signed if signed_ else less_unsigned
-            return {"LT": less, "LE": less | equal, "GT": ~(less | equal), "GE": ~less}[rel]
-
+        # The binary operators' results: one adder for ADD and SUB, one logic unit, one right
+        # shifter for ASHR and LSHR; MUL's product enters the result mux last (below).
         amount = v[1][:5]
+        negate = dec.is_op(PeOp.SUB)
+        logic = Mux(dec.is_op(PeOp.XOR), v[0] ^ v[1], Mux(dec.is_op(PeOp.OR), v[0] | v[1], v[0] & v[1]))
+        fill = dec.is_op(PeOp.ASHR) & v[0][WIDTH - 1]
         binary = {
-            PeOp.ADD: v[0] + v[1],
-            PeOp.SUB: v[0] - v[1],
-            PeOp.MUL: v[0] * v[1],
-            PeOp.AND: v[0] & v[1],
-            PeOp.OR: v[0] | v[1],
-            PeOp.XOR: v[0] ^ v[1],
-            PeOp.SHL: v[0] << amount,
-            PeOp.ASHR: v[0].as_signed() >> amount,
-            PeOp.LSHR: v[0] >> amount,
-            PeOp.EQ: equal,
-            PeOp.NE: ~equal,
+            (PeOp.ADD, PeOp.SUB): (v[0] + (v[1] ^ negate.replicate(WIDTH)) + negate)[:WIDTH],
+            (PeOp.AND, PeOp.OR, PeOp.XOR): logic,
+            (PeOp.SHL,): (v[0] << amount)[:WIDTH],
+            (PeOp.ASHR, PeOp.LSHR): (Cat(v[0], fill.replicate(WIDTH)) >> amount)[:WIDTH],
+            tuple(PeOp[name] for name in COMPARE_OPS): relation,
         }
-        for signed_ in (True, False):
-            for rel in ("LT", "LE", "GT", "GE"):
-                binary[PeOp[("S" if signed_ else "U") + rel]] = relation(signed_, rel)
-
-        with m.Switch(op):
-            for code, result in binary.items():
-                with m.Case(code):
-                    m.d.comb += [rule.eq(h[0] & h[1]), take.eq(0b011), emit.eq(0b01),
-                                 out[0].eq(result[:WIDTH])]
-            with m.Case(PeOp.ID):
-                m.d.comb += [rule.eq(h[0]), take.eq(0b001), emit.eq(0b01), out[0].eq(v[0])]
-            with m.Case(PeOp.SELECT):
-                m.d.comb += [rule.eq(h[0] & h[1] & h[2]), take.eq(0b111), emit.eq(0b01),
-                             out[0].eq(Mux(decider, v[1], v[2]))]
-            with m.Case(PeOp.STEER):
-                m.d.comb += [rule.eq(h[0] & h[1]), take.eq(0b011), emit.eq(passes), out[0].eq(v[1])]
-            with m.Case(PeOp.MERGE):
-                m.d.comb += [rule.eq(h[0] & Mux(decider, h[1], h[2])),
-                             take.eq(Mux(decider, 0b011, 0b101)), emit.eq(0b01),
-                             out[0].eq(Mux(decider, v[1], v[2]))]
-            with m.Case(PeOp.ORDER):
-                m.d.comb += [rule.eq(h[0] & h[1]), take.eq(0b011), emit.eq(0b01), out[0].eq(v[0])]
-            with m.Case(PeOp.CARRY):
-                with m.If(~loop):
-                    m.d.comb += [rule.eq(h[1]), take.eq(0b010), emit.eq(0b01), out[0].eq(v[1]),
-                                 next_loop.eq(1)]
-                with m.Elif(passes):
-                    m.d.comb += [rule.eq(h[0] & h[2]), take.eq(0b101), emit.eq(0b01), out[0].eq(v[2])]
-                with m.Else():
-                    m.d.comb += [rule.eq(h[0]), take.eq(0b001), emit.eq(0), next_loop.eq(0)]
-            with m.Case(PeOp.INVARIANT):
-                m.d.comb += out[0].eq(v[1])
-                with m.If(~loop):
-                    m.d.comb += [rule.eq(h[1]), take.eq(0), emit.eq(0b01), next_loop.eq(1)]
-                with m.Elif(passes):
-                    m.d.comb += [rule.eq(h[0] & h[1]), take.eq(0b001), emit.eq(0b01)]
-                with m.Else():
-                    m.d.comb += [rule.eq(h[0] & h[1]), take.eq(0b011), emit.eq(0), next_loop.eq(0)]
-            with m.Case(PeOp.STREAM):
-                cmp = config.cmp
-                holds = Signal()
-                with m.Switch(cmp):
-                    for name in STREAM_COMPARES:
-                        with m.Case(StreamCmp[name]):
-                            m.d.comb += holds.eq(relation(name[0] == "S", name[1:]))
-                # "Less" modes end when the relation fails, "greater" modes when it holds.
-                less_mode = Cat(*(cmp == StreamCmp[name] for name in STREAM_COMPARES if name[1] == "L")).any()
-                finished = holds ^ less_mode
-                m.d.comb += [rule.eq(loop | (h[0] & h[1] & h[2])), out[0].eq(current),
-                             out[1].eq(finished ^ config.pred)]
-                with m.If(finished):
-                    m.d.comb += [take.eq(0b111), emit.eq(0b10), next_loop.eq(0)]
-                with m.Else():
-                    m.d.comb += [take.eq(0), emit.eq(0b11), next_loop.eq(1),
-                                 next_index.eq(current + v[2])]
-            if ripple:
-                with m.Case(PeOp.ARB):
-                    # Round robin: from the slot after the last grant, the first that has a token.
-                    with m.Switch(index[:2]):
-                        for start in range(N_SLOTS):
-                            order = [(start + j) % N_SLOTS for j in range(N_SLOTS)]
-                            with m.Case(start) if start < N_SLOTS - 1 else m.Default():
-                                with m.If(h[order[0]]):
-                                    grant(m, order[0])
-                                with m.Elif(h[order[1]]):
-                                    grant(m, order[1])
-                                with m.Elif(h[order[2]]):
-                                    grant(m, order[2])
-                with m.Case(PeOp.TASK):
-                    # pred: ind (pipelined). Otherwise credits, one unless slot 2 (a hold) gives
-                    # their number; index counts those spent. A done token on slot 1 returns one,
-                    # and that return goes before a dispatch.
-                    limit = Mux(h[2], v[2], 1)
-                    m.d.comb += out[0].eq(v[0])
-                    with m.If(config.pred):
-                        m.d.comb += [rule.eq(h[0]), take.eq(0b001), emit.eq(0b01)]
-                    with m.Elif(h[1]):
-                        m.d.comb += [rule.eq(1), take.eq(0b010), emit.eq(0), next_index.eq(index - 1)]
-                    with m.Elif(index < limit):
-                        m.d.comb += [rule.eq(h[0]), take.eq(0b001), emit.eq(0b01), next_index.eq(index + 1)]
-            if extras:
-                with m.Case(PeOp.QUEUE):
-                    # A firing is a dequeue: the word at the ring's head, read as a LOAD's word.
-                    m.d.comb += [rule.eq((bank.count != 0) & ~bank.bus_on_bank), take.eq(0), emit.eq(0b01)]
-                with m.Case(PeOp.LDST):
-                    with m.If(second_site):
-                        m.d.comb += [rule.eq(~bank.bus_on_bank), take.eq(0b110), emit.eq(0b10), out[1].eq(1)]
-                    with m.Else():
-                        m.d.comb += [rule.eq(h[0] & ~bank.bus_on_bank), take.eq(0b001), emit.eq(0b01)]
-                with m.Case(PeOp.LOCK):
-                    with m.If(second_site):
-                        m.d.comb += [rule.eq(1), take.eq(0b110), emit.eq(0b10), out[1].eq(1)]
-                    with m.Else():
-                        m.d.comb += [rule.eq(h[0] & ~directory.held & directory.has_free), take.eq(0b001),
-                                     emit.eq(0b01), out[0].eq(v[0])]
-            if queue is not None:
-                with m.Case(PeOp.QUEUE):
-                    # A firing is a dequeue: the oldest word, which is always in the PE's buffer.
-                    m.d.comb += [rule.eq(queue.buffer.o.valid), take.eq(0), emit.eq(0b01),
-                                 out[0].eq(queue.buffer.o.payload)]
-            if self._shared_words:
-                # A firing puts the request in the request register; the answers fill the
-                # output registers in order (_elaborate_shared).
-                for code in (PeOp.LOAD, PeOp.STORE):
-                    with m.Case(code):
-                        m.d.comb += [rule.eq(h[0] & h[1] & h[2] & shared.request_free), take.eq(0b111)]
-                if locks is not None:
-                    # ACQUIRE fires on a "granted" answer (its tokens waited in their slots);
-                    # RELEASE fires as it issues, its done token follows the answer.
-                    with m.Case(PeOp.ACQUIRE):
-                        m.d.comb += [rule.eq(locks.granted), take.eq(0b111), emit.eq(0b01), out[0].eq(v[0])]
-                    with m.Case(PeOp.RELEASE):
-                        m.d.comb += [rule.eq(h[0] & h[1] & h[2] & ~locks.waiting), take.eq(0b111)]
-            if self._mem_depth:
-                # LOAD (base, offset, sync) and STORE (base, offset, value); a LOAD without a
-                # sync slot has a hold slot 2. The config bus wins the bank: neither fires while
-                # the bus uses the window.
-                with m.Case(PeOp.LOAD):
-                    m.d.comb += [rule.eq(h[0] & h[1] & h[2] & ~bank.bus_on_bank), take.eq(0b111),
-                                 emit.eq(0b11), out[1].eq(1)]
-                with m.Case(PeOp.STORE):
-                    m.d.comb += [rule.eq(h[0] & h[1] & h[2] & ~bank.bus_on_bank), take.eq(0b111),
-                                 emit.eq(0b01), out[0].eq(1)]
+        two = (PeOp.MUL, PeOp.ORDER) + tuple(code for codes in binary for code in codes)
+        cases.add(dec.is_op(*two), rule=h[0] & h[1], take=0b011, emit=0b01)
+        for codes, result in binary.items():
+            cases.add(dec.is_op(*codes), out0=result)
+        cases.add(dec.is_op(PeOp.ID), rule=h[0], take=0b001, emit=0b01, out0=v[0])
+        cases.add(dec.is_op(PeOp.ORDER), out0=v[0])
+        cases.add(dec.is_op(PeOp.SELECT), rule=h[0] & h[1] & h[2], take=0b111, emit=0b01,
+                  out0=Mux(decider, v[1], v[2]))
+        cases.add(dec.is_op(PeOp.STEER), rule=h[0] & h[1], take=0b011, emit=passes, out0=v[1])
+        cases.add(dec.is_op(PeOp.MERGE), rule=h[0] & Mux(decider, h[1], h[2]),
+                  take=Mux(decider, 0b011, 0b101), emit=0b01, out0=Mux(decider, v[1], v[2]))
+        # CARRY: INIT takes the initial value (slot 1); LOOP passes slot 2 while the decider
+        # passes, else takes the decider alone and returns to INIT.
+        cases.add(dec.is_op(PeOp.CARRY),
+                  rule=Mux(~loop, h[1], Mux(passes, h[0] & h[2], h[0])),
+                  take=Mux(~loop, 0b010, Mux(passes, 0b101, 0b001)),
+                  emit=Mux(~loop | passes, 0b01, 0), out0=Mux(loop, v[2], v[1]), next_loop=~loop | passes)
+        # INVARIANT: INIT emits slot 1 without taking it; LOOP re-emits it while the decider
+        # passes, else takes it and returns to INIT.
+        cases.add(dec.is_op(PeOp.INVARIANT), rule=Mux(~loop, h[1], h[0] & h[1]),
+                  take=Mux(~loop, 0, Mux(passes, 0b001, 0b011)), emit=Mux(~loop | passes, 0b01, 0),
+                  out0=v[1], next_loop=~loop | passes)
+        # STREAM: the end test's firing takes the three slots and emits the flag alone.
+        finished = relation
+        cases.add(dec.is_op(PeOp.STREAM), rule=loop | (h[0] & h[1] & h[2]),
+                  take=Mux(finished, 0b111, 0), emit=Mux(finished, 0b10, 0b11), out0=current,
+                  out1=finished ^ dec.pred, next_loop=~finished,
+                  next_index=Mux(finished, index, (current + v[2])[:WIDTH]))
+        if ripple:
+            # ARB, round robin: from the slot after the last grant, the first that has a token;
+            # it passes that token, and the slot's number on port 1 (for the other fields of a
+            # tuple: ripple_core/tuples.py), and the next round starts after it.
+            granted = Signal(N_SLOTS, name="arb_grant")
+            with m.Switch(index[:2]):
+                for start in range(N_SLOTS):
+                    order = [(start + j) % N_SLOTS for j in range(N_SLOTS)]
+                    with m.Case(start) if start < N_SLOTS - 1 else m.Default():
+                        with m.If(h[order[0]]):
+                            m.d.comb += granted.eq(1 << order[0])
+                        with m.Elif(h[order[1]]):
+                            m.d.comb += granted.eq(1 << order[1])
+                        with m.Elif(h[order[2]]):
+                            m.d.comb += granted.eq(1 << order[2])
+            cases.add(dec.is_op(PeOp.ARB), rule=granted.any(), take=granted, emit=0b11,
+                      out0=_one_of(granted, v), out1=_one_of(granted, [Const(k, 2) for k in range(N_SLOTS)]),
+                      next_index=_one_of(granted, [Const((k + 1) % N_SLOTS, 2) for k in range(N_SLOTS)]))
+            # TASK: pred: ind (pipelined). Otherwise credits, one unless slot 2 (a hold) gives
+            # their number; index counts those spent. A done token on slot 1 returns one, and
+            # that return goes before a dispatch.
+            below = Mux(h[2], index < v[2], index == 0)     # index < the credits (slot 2's, or 1)
+            returns = ~dec.pred & h[1]
+            cases.add(dec.is_op(PeOp.TASK),
+                      rule=Mux(dec.pred, h[0], h[1] | (below & h[0])),
+                      take=Mux(returns, 0b010, 0b001), emit=Mux(returns, 0, 0b01), out0=v[0],
+                      next_index=Mux(dec.pred, index, Mux(h[1], index - 1, index + 1))[:WIDTH])
+        if extras:
+            # QUEUE: a firing is a dequeue, the word at the ring's head, read as a LOAD's word.
+            cases.add(dec.is_op(PeOp.QUEUE), rule=(bank.count != 0) & ~bank.bus_on_bank, emit=0b01)
+            cases.add(dec.is_op(PeOp.LDST), rule=Mux(second_site, 1, h[0]) & ~bank.bus_on_bank,
+                      take=Mux(second_site, 0b110, 0b001), emit=Mux(second_site, 0b10, 0b01), out1=1)
+            cases.add(dec.is_op(PeOp.LOCK),
+                      rule=Mux(second_site, 1, h[0] & ~directory.held & directory.has_free),
+                      take=Mux(second_site, 0b110, 0b001), emit=Mux(second_site, 0b10, 0b01), out0=v[0],
+                      out1=1)
+        if queue is not None:
+            # QUEUE: a firing is a dequeue, the oldest word, which is always in the PE's buffer.
+            cases.add(dec.is_op(PeOp.QUEUE), rule=queue.buffer.o.valid, emit=0b01,
+                      out0=queue.buffer.o.payload)
+        if self._shared_words:
+            # A firing puts the request in the request register; the answers fill the output
+            # registers in order (_elaborate_shared).
+            cases.add(dec.is_op(PeOp.LOAD, PeOp.STORE), rule=h[0] & h[1] & h[2] & shared.request_free,
+                      take=0b111)
+            if locks is not None:
+                # ACQUIRE fires on a "granted" answer (its tokens waited in their slots);
+                # RELEASE fires as it issues, its done token follows the answer.
+                cases.add(dec.is_op(PeOp.ACQUIRE), rule=locks.granted, take=0b111, emit=0b01, out0=v[0])
+                cases.add(dec.is_op(PeOp.RELEASE), rule=h[0] & h[1] & h[2] & ~locks.waiting, take=0b111)
+        if self._mem_depth:
+            # LOAD (base, offset, sync) and STORE (base, offset, value); a LOAD without a sync
+            # slot has a hold slot 2. The config bus wins the bank: neither fires while the bus
+            # uses the window.
+            cases.add(dec.is_op(PeOp.LOAD, PeOp.STORE), rule=h[0] & h[1] & h[2] & ~bank.bus_on_bank,
+                      take=0b111)
+            cases.add(dec.is_op(PeOp.LOAD), emit=0b11, out1=1)
+            cases.add(dec.is_op(PeOp.STORE), emit=0b01, out0=1)
+        product = _product(*(Mux(dec.mul_edge[k], fronts[k][0].payload, constant[k]) for k in range(2)))
+        m.d.comb += [rule.eq(cases.any("rule")), take.eq(cases.any("take")), emit.eq(cases.any("emit")),
+                     out[0].eq(Mux(dec.is_op(PeOp.MUL), product, cases.any("out0"))),
+                     out[1].eq(cases.any("out1")),
+                     next_loop.eq(cases.any("next_loop", default=loop)),
+                     next_index.eq(cases.any("next_index", default=index))]
 
         # A firing needs room on every port it emits on: an empty output register, one being
         # emptied, or a port that discards. With a bank, port 0 has room for a LOAD while fewer
@@ -355,23 +463,25 @@ class RipplePE(wiring.Component):
         room0 = free[0]
         if self._mem_depth:
             o0 = self.o[0]
-            queued0 = bank.reading + bank.caught_valid + o0.valid - (o0.valid & o0.ready)
-            room0 = Mux(bank.is_load, queued0 < 2, queued0 == 0)
-        room = Cat(config.drop[0] | room0, config.drop[1] | free[1])
+            # (The words queued, as logic rather than a sum: the firing waits on it.)
+            queued = [bank.reading, bank.caught_valid, o0.valid & ~o0.ready]
+            at_most_one = ~((queued[0] & queued[1]) | (queued[0] & queued[2]) | (queued[1] & queued[2]))
+            room0 = Mux(bank.is_load, at_most_one, ~Cat(*queued).any())
+        room = Cat(dec.drop[0] | room0, dec.drop[1] | free[1])
         m.d.comb += [fire.eq(enabled & rule & ((emit & ~room) == 0)), self.fire.eq(fire)]
 
         taken = Signal(N_SLOTS)
         m.d.comb += taken.eq(Mux(fire, take, 0))
-        for k, (head, kind, _, _) in enumerate(fronts):
+        for k, (head, edge, _, _) in enumerate(fronts):
             enqueues = bank.enqueue if k == 0 and bank is not None else 0
             if k == 0 and queue is not None:
                 enqueues = queue.enqueue
-            m.d.comb += head.ready.eq((taken[k] & (kind == SlotKind.EDGE)) | enqueues)
-        disarm = Cat(*(taken[k] & (config.slots[k] == SlotKind.CONST) for k in range(N_SLOTS)))
+            m.d.comb += head.ready.eq((taken[k] & edge) | enqueues)
+        disarm = taken & dec.const
 
-        answers = self._elaborate_shared_answers(m, config, room) if shared is not None else None
+        answers = self._elaborate_shared_answers(m, dec, room) if shared is not None else None
         if locks is not None:
-            self._elaborate_shared_lock_answers(m, config, fire, locks, answers)
+            self._elaborate_shared_lock_answers(m, dec, fire, locks, answers)
         if queue is not None:
             # A QUEUE's answers are its own (refills into its buffer, which has room reserved).
             answers.writes = [write & ~queue.active for write in answers.writes]
@@ -380,7 +490,7 @@ class RipplePE(wiring.Component):
         for p in range(N_PORTS):
             if p == 0 and self._mem_depth:
                 continue
-            with m.If(fire & emit[p] & ~config.drop[p]):
+            with m.If(fire & emit[p] & ~dec.drop[p]):
                 m.d.sync += [self.o[p].valid.eq(1), self.o[p].payload.eq(out[p])]
             if answers is not None:
                 with m.Elif(answers.writes[p]):
@@ -391,7 +501,7 @@ class RipplePE(wiring.Component):
             m.d.sync += [loop.eq(next_loop), index.eq(next_index), self.firings.eq(self.firings + 1)]
         holding = Cat(*(self.o[p].valid for p in range(N_PORTS))).any()
         if self._mem_depth:
-            self._elaborate_port0(m, bank, fire & emit[0] & ~config.drop[0], out[0])
+            self._elaborate_port0(m, bank, fire & emit[0] & ~dec.drop[0], out[0])
             holding = holding | bank.reading | bank.caught_valid
         if shared is not None:
             outstanding = Signal(range(16), name="outstanding")     # bounded by the memory's credits + 1
@@ -421,7 +531,7 @@ class RipplePE(wiring.Component):
                         m.d.comb += rearm[k].eq(1)
                 if self._mem_depth:
                     with m.Case(REG_ORIGIN):
-                        m.d.sync += bank.origin.eq(cfg.data)
+                        m.d.sync += [bank.origin.eq(cfg.data), *bank.origin_updates]
                     with m.Case(REG_PAGE):
                         m.d.sync += bank.page.eq(cfg.data[0])
                 if extras:
@@ -438,11 +548,11 @@ class RipplePE(wiring.Component):
         m.d.sync += armed.eq(Mux(config_write, 0, (armed & ~disarm) | rearm))
 
         # The operator's first state: LOOP/ACTIVE clear; a TASK with no credit spent.
-        operator_idle = Mux(op == PeOp.TASK, index == 0, ~loop) if ripple else ~loop
+        operator_idle = Mux(dec.is_op(PeOp.TASK), index == 0, ~loop) if ripple else ~loop
         first_state = operator_idle
         if extras:
-            first_state = Mux(op == PeOp.QUEUE, bank.count == 0,
-                              Mux(op == PeOp.LOCK, ~directory.valid.any(), operator_idle))
+            first_state = Mux(dec.is_op(PeOp.QUEUE), bank.count == 0,
+                              Mux(dec.is_op(PeOp.LOCK), ~directory.valid.any(), operator_idle))
         if queue is not None:
             first_state = Mux(queue.active, queue.empty, operator_idle)
         m.d.comb += self.idle.eq(first_state)
@@ -479,9 +589,14 @@ class RipplePE(wiring.Component):
             m.d.comb += cfg.rdata.eq(Mux(window_read_done, bank.read_port.data, registers))
         else:
             m.d.comb += cfg.rdata.eq(registers)
+        # The decode is loaded with the word (every flag has been asked for by now).
+        with m.If(config_write):
+            m.d.sync += dec.updates
+        decode_matches = Signal(name="decode_matches")
+        m.d.comb += decode_matches.eq(dec.matches(config))
         return m
 
-    def _elaborate_bank(self, m, config, v, fire, fault, second_site, front0, enabled,
+    def _elaborate_bank(self, m, dec, v, fire, fault, second_site, front0, enabled,
                         extras) -> SimpleNamespace:
         """The memory bank, its two ports and its registers; returns the signals the rest uses.
 
@@ -490,6 +605,12 @@ class RipplePE(wiring.Component):
         0..mem_depth-1. An LDST firing gives the bank word itself (its load or store offset; the
         flat address is ``origin + word``). Out of range, a load reads 0, a store writes nothing,
         and the first such address is kept in the fault register.
+
+        The range test takes one adder, not two in a row: ``d = (base + offset - origin) mod
+        2**32`` is a carry-save sum of ``base``, ``offset`` and ``-origin`` (a register loaded
+        with ``origin``), and the address is in range exactly when ``d < limit``, where ``limit =
+        min(mem_depth, 2**31 - origin)`` (signed ``origin``; also loaded with it) rules out the
+        differences that only wrap into range.
 
         A QUEUE keeps its tokens in the bank as a ring (``head``, ``count``): slot 0's token is
         written at the tail whenever the ring is below its limit (``queue_depth``, or the whole
@@ -502,16 +623,24 @@ class RipplePE(wiring.Component):
         cfg = self.cfg
         origin, fault_address = Signal(WIDTH), Signal(WIDTH)
         page = Signal()
-        op = config.op
-        is_ldst, is_queue = (op == PeOp.LDST, op == PeOp.QUEUE) if extras else (Const(0), Const(0))
-        reads = (op == PeOp.LOAD) | is_queue | (is_ldst & ~second_site)    # port 0 gets a bank word
-        stores = (op == PeOp.STORE) | (is_ldst & second_site)
+        is_ldst, is_queue = (dec.is_op(PeOp.LDST), dec.is_op(PeOp.QUEUE)) if extras else (Const(0), Const(0))
+        reads = dec.is_op(PeOp.LOAD) | is_queue | (is_ldst & ~second_site)    # port 0 gets a bank word
+        stores = dec.is_op(PeOp.STORE) | (is_ldst & second_site)
 
         address = (v[0] + v[1])[:WIDTH]
-        site_word = Mux(second_site, v[1], v[0]).as_signed()
-        word = Mux(is_ldst, site_word, address.as_signed() - origin.as_signed())
+        site_word = Mux(second_site, v[1], v[0])
+        neg_origin = Signal(WIDTH, name="neg_origin")                  # -origin
+        limit = Signal(range(self._mem_depth + 1), name="origin_limit", init=self._mem_depth)
+        room = 2**31 - cfg.data.as_signed()                             # words from origin to 2**31
+        origin_updates = [neg_origin.eq(-cfg.data),
+                          limit.eq(Mux(room < self._mem_depth, room, self._mem_depth))]
+        sums = v[0] ^ v[1] ^ neg_origin                                 # carry-save: base + offset - origin
+        carries = (v[0] & v[1]) | (v[0] & neg_origin) | (v[1] & neg_origin)
+        offset = (sums + (carries << 1))[:WIDTH]
+        word = Mux(is_ldst, site_word, offset)
         flat = Mux(is_ldst, (origin + site_word)[:WIDTH], address)
-        in_range = (word >= 0) & (word < self._mem_depth)
+        in_range = Mux(is_ldst, site_word[addr_bits:] == 0,
+                       (offset[addr_bits + 1:] == 0) & (offset[:addr_bits + 1] < limit))
         on_window = cfg.addr[11:] == MEM_WINDOW >> 11                   # 0x0800-0x0FFF
         window_word = Cat(cfg.addr[:11], page)[:addr_bits]             # modulo mem_depth
         bus_write, bus_read = cfg.write & on_window, cfg.read & on_window
@@ -521,7 +650,7 @@ class RipplePE(wiring.Component):
         head, count = Signal(addr_bits, name="queue_head"), Signal(addr_bits + 1, name="queue_count")
         queue_depth = Signal(addr_bits + 1, name="queue_depth")    # at most mem_depth (clamped on write)
         spill_writes, spill_reads = Signal(SPILL_COUNTER_BITS), Signal(SPILL_COUNTER_BITS)
-        spill = config.pred
+        spill = dec.pred
         limit = Mux(spill, self._mem_depth, queue_depth)
         enqueue = Signal()
         m.d.comb += enqueue.eq(enabled & is_queue & front0.valid & (count < limit) & ~bus_on_bank)
@@ -531,7 +660,8 @@ class RipplePE(wiring.Component):
             m.d.sync += head.eq(head + 1)
         # A word spills if the hardware part (D words) is full after this cycle's dequeue; a
         # dequeue refills the hardware part from spill while more than D are queued.
-        with m.If(enqueue & spill & ((count - dequeue) >= queue_depth)):
+        # (A dequeue fires only while count != 0; the two compares run beside the firing logic.)
+        with m.If(enqueue & spill & Mux(dequeue, count > queue_depth, count >= queue_depth)):
             m.d.sync += spill_writes.eq(spill_writes + 1)
         with m.If(dequeue & spill & (count > queue_depth)):
             m.d.sync += spill_reads.eq(spill_reads + 1)
@@ -554,20 +684,20 @@ class RipplePE(wiring.Component):
         return SimpleNamespace(is_load=reads, bus_read=bus_read, bus_on_bank=bus_on_bank,
                                read_port=read_port, word=word_read, reading=reading,
                                caught=Signal(WIDTH, name="caught"), caught_valid=Signal(name="caught_valid"),
-                               origin=origin, page=page, fault_address=fault_address,
+                               origin=origin, origin_updates=origin_updates, page=page,
+                               fault_address=fault_address,
                                head=head, count=count, queue_depth=queue_depth, enqueue=enqueue,
                                spill_writes=spill_writes, spill_reads=spill_reads)
 
-    def _elaborate_shared_request(self, m, config, v, fire, fault) -> SimpleNamespace:
+    def _elaborate_shared_request(self, m, dec, v, fire, fault) -> SimpleNamespace:
         """The request register to the shared memory. A LOAD or STORE firing loads it with the
         flat address ``base + offset`` (32-bit wrap); it empties when the memory takes it, and a
         firing may refill it in the same cycle. An address at or above ``shared_words`` is a
         program error: the request still goes (the memory answers a LOAD with 0 and writes
         nothing), and the first such address is kept in the fault register."""
         request = self.mem_req
-        op = config.op
-        is_store = op == PeOp.STORE
-        is_access = (op == PeOp.LOAD) | is_store
+        is_store = dec.is_op(PeOp.STORE)
+        is_access = dec.is_op(PeOp.LOAD, PeOp.STORE)
         address = (v[0] + v[1])[:WIDTH]
         fault_address = Signal(WIDTH, name="fault_address")
         with m.If(fire & is_access):
@@ -581,7 +711,7 @@ class RipplePE(wiring.Component):
         return SimpleNamespace(request_free=~request.valid | request.ready, is_access=is_access,
                                fault_address=fault_address)
 
-    def _elaborate_shared_queue(self, m, config, fire, fault, front0, enabled, shared) -> SimpleNamespace:
+    def _elaborate_shared_queue(self, m, dec, fire, fault, front0, enabled, shared) -> SimpleNamespace:
         """QUEUE on the shared memory: a buffer of up to ``L`` = min(max(depth, 1),
         :data:`SHARED_QUEUE_WORDS`) words in the PE and a ring of ``ring_words`` words in the
         memory from ``ring_base`` (registers 8, 12 and 5).
@@ -596,8 +726,8 @@ class RipplePE(wiring.Component):
         while it holds fewer than ``depth``. A read's answer always finds room in the buffer: it
         was reserved when the read was issued."""
         request, answer = self.mem_req, self.mem_resp
-        active = config.op == PeOp.QUEUE
-        spill = config.pred
+        active = dec.is_op(PeOp.QUEUE)
+        spill = dec.pred
         m.submodules.queue_buffer = buffer = TokenQueue(unsigned(WIDTH), SHARED_QUEUE_WORDS)
         ring_base, ring_words = Signal(WIDTH, name="ring_base"), Signal(WIDTH, name="ring_words")
         queue_depth = Signal(WIDTH, name="queue_depth")
@@ -653,7 +783,7 @@ class RipplePE(wiring.Component):
                                ring_head=ring_head, ring_tail=ring_tail, ring_count=ring_count,
                                spill_writes=spill_writes, spill_reads=spill_reads)
 
-    def _elaborate_shared_answers(self, m, config, room) -> SimpleNamespace:
+    def _elaborate_shared_answers(self, m, dec, room) -> SimpleNamespace:
         """The shared memory's answers, in request order, into the output registers: a LOAD's
         word on ``o[0]`` with its done token 1 on ``o[1]``, a STORE's done token 1 on ``o[0]``,
         once the write has happened. An answer is taken only when every port it fills has room
@@ -663,11 +793,11 @@ class RipplePE(wiring.Component):
         needs = Mux(is_store, 0b01, 0b11)
         taken = Signal(name="answer_taken")
         m.d.comb += [answer.ready.eq((needs & ~room) == 0), taken.eq(answer.valid & answer.ready)]
-        writes = [taken & ~config.drop[0], taken & ~is_store & ~config.drop[1]]
+        writes = [taken & ~dec.drop[0], taken & ~is_store & ~dec.drop[1]]
         values = [Mux(is_store, 1, answer.payload.data), 1]
         return SimpleNamespace(taken=taken, writes=writes, values=values)
 
-    def _elaborate_shared_locks(self, m, config, h, v, fire, fault, enabled, shared) -> SimpleNamespace:
+    def _elaborate_shared_locks(self, m, dec, h, v, fire, fault, enabled, shared) -> SimpleNamespace:
         """ACQUIRE and RELEASE on the shared memory's directory, one site per PE.
 
         The answer carries no address, so a PE has one lock request in flight at a time
@@ -679,8 +809,7 @@ class RipplePE(wiring.Component):
         (a PE is one operator, so the two never load it in one cycle).
         """
         request, answer = self.mem_req, self.mem_resp
-        op = config.op
-        is_acquire, is_release = op == PeOp.ACQUIRE, op == PeOp.RELEASE
+        is_acquire, is_release = dec.is_op(PeOp.ACQUIRE), dec.is_op(PeOp.RELEASE)
         waiting = Signal(name="lock_waiting")
         address = Signal(WIDTH, name="lock_address")
         issue = Signal(name="lock_issue")
@@ -703,14 +832,14 @@ class RipplePE(wiring.Component):
                                & (answer.payload.data[0] | answer.payload.fault))
         return SimpleNamespace(issue=issue, waiting=waiting, granted=granted, is_acquire=is_acquire)
 
-    def _elaborate_shared_lock_answers(self, m, config, fire, locks, answers):
+    def _elaborate_shared_lock_answers(self, m, dec, fire, locks, answers):
         """An ACQUIRE's answer fills no output register: "busy" is taken at once (the PE asks
         again), "granted" in the cycle the ACQUIRE fires. A RELEASE's answer is a STORE's."""
         with m.If(locks.is_acquire):
             m.d.comb += self.mem_resp.ready.eq(~locks.granted | fire)
         answers.writes = [write & ~locks.is_acquire for write in answers.writes]
 
-    def _elaborate_directory(self, m, config, v, fire, fault, second_site, fault_address) -> SimpleNamespace:
+    def _elaborate_directory(self, m, dec, v, fire, fault, second_site, fault_address) -> SimpleNamespace:
         """LOCK's atomic directory: :data:`LOCK_ENTRIES` held addresses. An acquire (slot 0) may
         fire when no entry holds its address and one is free; it claims the lowest free entry.
         A release (slots 1, 2) frees the entry holding its address; if none does, it is a program
@@ -719,7 +848,7 @@ class RipplePE(wiring.Component):
         held_address = [Signal(WIDTH, name=f"lock{e}") for e in range(LOCK_ENTRIES)]
         held = Cat(*(valid[e] & (held_address[e] == v[0]) for e in range(LOCK_ENTRIES))).any()
         releases = Cat(*(valid[e] & (held_address[e] == v[1]) for e in range(LOCK_ENTRIES)))
-        is_lock = config.op == PeOp.LOCK
+        is_lock = dec.is_op(PeOp.LOCK)
         with m.If(fire & is_lock & second_site):
             m.d.sync += valid.eq(valid & ~releases)
             with m.If((releases == 0) & ~fault):
