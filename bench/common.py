@@ -111,6 +111,15 @@ def prediction_cell(predicted: int | None, measured: int) -> str:
     return f"{predicted} (exact)" if predicted == measured else f"{predicted} ({error:+.1f}%)"
 
 
+def merged_report(name: str, measured: dict, settings: dict) -> dict:
+    """The recorded ``RESULTS/NAME.json`` with this run's parts in place of theirs, for a bench
+    whose parts can be re-measured one at a time (read last: the parts may run side by side)."""
+    previous = RESULTS / f"{name}.json"
+    report = {**(json.loads(previous.read_text()) if previous.exists() else {}), **measured}
+    report["settings"] = settings
+    return report
+
+
 def write_results(directory: Path, name: str, results, markdown: str, *, indent: int = 2,
                   default=None) -> tuple[Path, Path]:
     """Write ``NAME.json`` (the figures) and ``NAME.md`` (the table) into ``directory``."""

@@ -24,20 +24,18 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import time
-from pathlib import Path
 
 from ripple_core.check import fabric_problems
 from rivulet.frontends.riptide import RIPPLE_FABRIC
 from rivulet.sim.fabric_run import run_many_on_rtl
 from rsn.cycle_model import predict_cycles
-from rsn.fabric_spec import load_fabric, parse_fabric
+from rsn.fabric_spec import load_fabric
 from rsn.readout import register_reads, split_register_reads
-from rsn.tile import Tile
 
 from . import rsn as rsn_bench
-from .common import BUILD_ROOT, REPO, RESULTS, git_stamp, run_jobs, write_results
+from .common import BUILD_ROOT, REPO, RESULTS, git_stamp, merged_report, run_jobs, write_results
+from .pe_fmax import tile_job
 from .ripple_suite import KERNELS, SEED, VARIANTS, suite_runs
 
 __all__ = ["measure_suite", "measure_tiles", "markdown", "main"]
@@ -71,29 +69,6 @@ def measure_suite(mode: str, register_every: int = 1) -> list[dict]:
                      "model_cycles": predict_cycles(compiled).cycles,
                      "passed": not problems and result.done_cycle is not None, "problems": problems})
     return rows
-
-
-def tile_job(kind: str, mode: str, seeds: tuple[int, ...], build_root: str) -> dict:
-    """Worker: an interior tile of ``kind`` (a 3x3 grid of it) in queue ``mode``: bare synthesis
-    for LUT/FF, harnessed place and route for Fmax (the median over ``seeds``)."""
-    started = time.perf_counter()
-    if kind == "pe":
-        ripple = load_fabric(RIPPLE_FABRIC)
-        spec = parse_fabric({"rows": 3, "cols": 3, "tiles": ["pe pe pe"] * 3, "queue_mode": mode,
-                             "queue_depth": ripple.queue_depth,
-                             "pe": dataclasses.asdict(ripple.parameters("pe"))}, f"3x3 of pe, {mode}")
-    else:
-        spec = parse_fabric({"rows": 3, "cols": 3, "tiles": [f"{kind} {kind} {kind}"] * 3,
-                             "queue_mode": mode}, f"3x3 of {kind}, {mode}")
-    name = f"tile_{kind}_{mode}"
-    area = rsn_bench.synthesise_only(Tile(spec, 1, 1), name, TILE_TARGET, Path(build_root))
-    placed, fold = rsn_bench.place_in_harness(lambda: Tile(spec, 1, 1), f"{name}_harness", TILE_TARGET,
-                                              seeds, Path(build_root))
-    path = rsn_bench.critical_path(Path(placed.reports[0]), Path(placed.netlist))
-    return {"kind": kind, "mode": mode, "queue_depth": spec.queue_depth, "target": TILE_TARGET,
-            "luts": area["luts"], "ffs": area["ffs"], "brams": area["brams"], "fmax_mhz": placed.fmax_mhz,
-            "fmax_per_seed": placed.fmax_per_seed, "seeds": list(seeds),
-            "harness_fold": fold, "critical_path": path, "seconds": round(time.perf_counter() - started, 1)}
 
 
 def measure_tiles(workers: int, seeds: tuple[int, ...]) -> list[dict]:
@@ -198,16 +173,21 @@ def main(argv=None) -> int:
     if args.part in ("tiles", "both"):
         measured["tiles"] = measure_tiles(args.workers, tuple(args.seeds))
         measured["tiles_git"] = git_stamp()
-    previous = RESULTS / "queue_bypass.json"       # read last: the parts may run side by side
-    report = {**(json.loads(previous.read_text()) if previous.exists() else {}), **measured}
-    report["settings"] = {"fabric": str(RIPPLE_FABRIC.relative_to(REPO)), "seed": SEED}
-    figures, table = write_results(RESULTS, "queue_bypass", report, markdown(report), indent=1)
-    print(markdown(report))
+    report = merged_report("queue_bypass", measured, {"fabric": str(RIPPLE_FABRIC.relative_to(REPO)),
+                                                      "seed": SEED})
+    return publish("queue_bypass", report, markdown(report))
+
+
+def publish(name: str, report: dict, table: str) -> int:
+    """Write RESULTS/NAME.json and .md, print the table and every suite case that failed;
+    the exit status: 1 if one did."""
+    figures, written = write_results(RESULTS, name, report, table, indent=1)
+    print(table)
     failed = [row for row in report.get("suite", []) if not row["passed"]]
     for row in failed:
-        print(f"FAILED {row['mode']} {row['kernel']} ({row['variant']}) case {row['case']}: "
-              f"{'; '.join(row['problems'])}")
-    print(f"wrote {figures} and {table}")
+        print(f"FAILED {row['mode']}, every {row.get('register_every', 1)}: {row['kernel']} "
+              f"({row['variant']}) case {row['case']}: {'; '.join(row['problems'])}")
+    print(f"wrote {figures} and {written}")
     return 1 if failed else 0
 
 

@@ -23,7 +23,6 @@ geometric mean of the loop cycles per step over the suite's graphs.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import time
 from pathlib import Path
@@ -33,8 +32,8 @@ from rsn.fabric import Fabric
 from rsn.fabric_spec import load_fabric, parse_fabric
 
 from . import rsn as rsn_bench
-from .common import BUILD_ROOT, REPO, RESULTS, git_stamp, write_results
-from .queue_bypass import _graph_figures, _revision, measure_suite
+from .common import BUILD_ROOT, REPO, git_stamp, merged_report
+from .queue_bypass import _graph_figures, _revision, measure_suite, publish
 from .ripple_suite import KERNELS, SEED, VARIANTS
 
 __all__ = ["OPTIONS", "fabric_job", "markdown", "main"]
@@ -189,18 +188,10 @@ def main(argv=None) -> int:
                   flush=True)
             measured["fabric"].append(entry)
         measured["fabric_git"] = git_stamp()
-    previous = RESULTS / "register_every.json"     # read last: the parts may run side by side
-    report = {**(json.loads(previous.read_text()) if previous.exists() else {}), **measured}
-    report["settings"] = {"fabric": str(RIPPLE_FABRIC.relative_to(REPO)), "seed": SEED,
-                          "options": [list(option) for option in OPTIONS]}
-    figures, table = write_results(RESULTS, "register_every", report, markdown(report), indent=1)
-    print(markdown(report))
-    failed = [row for row in report.get("suite", []) if not row["passed"]]
-    for row in failed:
-        print(f"FAILED {row['mode']}/{row.get('register_every', 1)} {row['kernel']} ({row['variant']}) "
-              f"case {row['case']}: {'; '.join(row['problems'])}")
-    print(f"wrote {figures} and {table}")
-    return 1 if failed else 0
+    report = merged_report("register_every", measured, {"fabric": str(RIPPLE_FABRIC.relative_to(REPO)),
+                                                        "seed": SEED,
+                                                        "options": [list(option) for option in OPTIONS]})
+    return publish("register_every", report, markdown(report))
 
 
 if __name__ == "__main__":
