@@ -164,13 +164,11 @@ class _TracedWords(list):
 
 
 class _Directory:
-    """The golden model's view of the atomic directory: the answer the timed memory gave."""
-
-    def __init__(self):
-        self.answer = 1
+    """The golden model's view of the atomic directory, which the timed memory keeps: an ACQUIRE
+    steps only with a "granted" answer on offer, and a RELEASE's answer comes later."""
 
     def request(self, op, address: int) -> tuple[int, int]:
-        return self.answer, 0
+        return 1, 0
 
 
 class _TimedPeModel(PeModel):
@@ -240,6 +238,8 @@ class PeTiming(FuTiming):
         self.request = None                 # the request this cycle's firing makes
         self.outstanding = 0                # requests issued whose answers the PE has not taken
         self.waiting = False                # a lock request (ACQUIRE, RELEASE) in flight
+        self.waiting_start = False          # ... at the start of the cycle
+        self.lock_address = None            # a RELEASE's address, read as it fires
         self.holding_now = False
         self.open_gate = True
         self.queue_full = False
@@ -358,8 +358,8 @@ class PeTiming(FuTiming):
         self.holding_now = self._holding(cycle)
         self.waiting_start = self.waiting
         enabled = self._enabled()
-        leaving = self.outputs[0].items         # after the switch's take: valid and not leaving
-        self.queued0 = (self.reading is not None) + (self.caught is not None) + len(leaving)
+        staying = self.outputs[0].items         # after the switch's take: valid and not leaving
+        self.queued0 = (self.reading is not None) + (self.caught is not None) + len(staying)
         self.queue_full = op == "QUEUE" and bool(model.mem_depth) and \
             len(model.ring) >= (model.mem_depth if model.config["pred"] else model.queue_depth)
         queue = None
@@ -385,7 +385,6 @@ class PeTiming(FuTiming):
                 model.memory.touched = None
                 self.lock_address = self._slot(0)
             firings = model.firings
-            self.directory.answer = 1
             model.step(self._inputs, self._outputs)
             if model.firings != firings:
                 self._fired(op)
