@@ -70,8 +70,9 @@ exact (0% error): the RipTide suite's 68 cases on ripple.toml in both queue mode
 programs of testbench/ripple/test_lower.py (tree_walk, serial_walk, histogram, Ripple BFS; four
 seeds, 16 runs) on the same three; the builder programs of ``python -m bench.ripple --rtl``
 (ordered and Ripple BFS on graphs of 64 to 240 vertices, ordered and Ripple dmv from 8x8 to
-32x32: 14 runs) on ripple_bfs.toml and on ripple_large.toml, where Ripple BFS's requests wait
-57 to 290 cycles for conflicts (summed over the banks); and the 3x4 shared-memory test fabric's programs
+32x32: 14 runs) on ripple_bfs.toml, and the same with BFS at 512 and 1024 vertices too (18
+runs) on ripple_large.toml, where Ripple BFS's requests wait 57 to 1,327 cycles for conflicts
+(summed over the banks); and the 3x4 shared-memory test fabric's programs
 (testbench/ripple/test_shared_memory.py, test_tuples.py, test_atomics_shared.py), conflicts
 included. The tests check it on no-stall runs in those simulations (test_lower.py's big one,
 test_queue_modes.py, the 3x4 fabric's).
