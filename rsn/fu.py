@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from amaranth.hdl import unsigned
+from amaranth.hdl import Value, unsigned
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -185,5 +185,18 @@ def count_status(m, unit, *, firing, stall, completes_last):
         m.d.sync += [unit.firings.eq(firing), unit.stalls.eq(stall),
                      unit.finished.eq(completes_last)]
     with m.Else():
-        m.d.sync += [unit.firings.eq(unit.firings + firing), unit.stalls.eq(unit.stalls + stall),
-                     unit.finished.eq(unit.finished | completes_last)]
+        _count(m, unit.firings, firing)
+        _count(m, unit.stalls, stall)
+        m.d.sync += unit.finished.eq(unit.finished | completes_last)
+
+
+def _count(m, counter, amount):
+    """``counter += amount``. A one-bit amount enables an increment instead of entering the
+    adder: it comes late in the cycle (a unit's firing decision), and through the adder it would
+    ripple along the counter's whole carry chain."""
+    amount = Value.cast(amount)
+    if len(amount) == 1:
+        with m.If(amount):
+            m.d.sync += counter.eq(counter + 1)
+    else:
+        m.d.sync += counter.eq(counter + amount)
