@@ -447,6 +447,7 @@ class _SwitchTiming:
         self.finished_at = None
         self._issuing = None                # this cycle's issued micro-op and its outputs
         self._served: set = set()           # inputs that offered a token this cycle
+        self._users: dict[int, list[int]] = {}  # input -> outputs routed from it at the cycle's start
 
     def busy(self, cycle: int) -> bool:
         """A counted route is active, a micro-op is on offer, or a token waits in an output
@@ -471,7 +472,7 @@ class _SwitchTiming:
                 self.finished_at = cycle + SWITCH_FINISH_DELAY - 1
         self._issuing = (head, enabled) if issue else None
         self._served = set()
-        self._users: dict[int, list[int]] = {}
+        self._users = {}
         for j, active in enumerate(self.active):
             if active and (j, self.select[j]) not in self.unreachable:
                 self._users.setdefault(self.select[j], []).append(j)

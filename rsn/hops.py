@@ -28,12 +28,13 @@ FU's own output register. ``bench/results/register_every.md`` measures both side
 """
 
 from .fabric_spec import DIRECTIONS
+from .switch import Switch
 
 __all__ = ["output_registered", "pass_through_outputs", "output_latency", "link_weight",
            "PASS_THROUGH_LATENCY", "REGISTERED_LATENCY"]
 
-REGISTERED_LATENCY = 1      # a skid buffer: a token taken in cycle c is on offer in c + 1
-PASS_THROUGH_LATENCY = 0    # a bypassing queue: on offer in the cycle it arrives, while empty
+REGISTERED_LATENCY = Switch.LATENCY         # a skid buffer: taken in cycle c, on offer in c + 1
+PASS_THROUGH_LATENCY = Switch.PASS_LATENCY  # a bypassing queue: on offer in the cycle it arrives
 
 
 def output_registered(spec, tile, output: int) -> bool:
