@@ -14,7 +14,9 @@ __all__ = ["PeOp", "SlotKind", "StreamCmp", "PE_CONFIG", "PE_OPS", "PeUop", "WID
            "WINDOW_WORDS", "MAX_MEM_DEPTH", "STATUS_FAULT", "MEMORY_OPS", "RIPPLE_OPS", "BANK_OPS",
            "REG_QUEUE_DEPTH", "REG_SPILL_WRITES", "REG_SPILL_READS", "REG_LOCKS", "LOCK_ENTRIES",
            "SPILL_COUNTER_BITS", "SHARED_LOCK_OPS", "REG_RING_WORDS", "SHARED_QUEUE_WORDS", "SHARED_OPS",
-           "check_mem_depth", "check_shared_words", "pe_config_word", "decode_config"]
+           "check_mem_depth", "check_shared_words", "pe_config_word", "decode_config",
+           "LANES", "REG_PORTS", "LANE1_BASE", "LANE_REGISTERS", "PORT_MAP", "SOURCE_NONE", "SOURCE_INTERNAL",
+           "PORTS_IDENTITY", "port_map_word", "decode_port_map", "INTERNAL_QUEUE_DEPTH"]
 
 WIDTH = 32
 N_SLOTS = 3
@@ -44,6 +46,24 @@ LOCK_ENTRIES = 4        # the atomic directory's entries
 SPILL_COUNTER_BITS = 16  # the spill counters wrap at 2**16
 REG_RING_WORDS = 12     # QUEUE on the shared memory: its ring's words (from REG_ORIGIN on)
 SHARED_QUEUE_WORDS = 4  # QUEUE on the shared memory: words it holds in the PE at most
+
+# Two operators per tile (``[pe] lanes = 2``; docs/ripple.md, "Two operators per tile"). Lane 0
+# is the PE as above, with the tile's memory (bank or shared-memory port); lane 1 is a second
+# PE without memory. The tile keeps its 3 inputs and 2 outputs; the port map (REG_PORTS) says
+# which tile input or which port of the other lane feeds each lane's slots, and which lane's
+# port each tile output shows. A lane port that feeds the other lane goes through a bypassing
+# two-token queue (INTERNAL_QUEUE_DEPTH): on offer the cycle it enters, ready a register.
+LANES = (1, 2)
+REG_PORTS = 13          # lanes = 2: the port map, PORT_MAP (reset: PORTS_IDENTITY)
+LANE1_BASE = 0x10       # lanes = 2: lane 1's registers 0-4 (config, constants, status) at 0x10 + r
+LANE_REGISTERS = 5      # registers REG_CONFIG .. REG_STATUS, the ones lane 1 has
+SOURCE_INTERNAL = 4     # a slot source 4 + p: the other lane's port p
+SOURCE_NONE = 7         # a slot source 0-2 is tile input j; 3, 6 and 7 feed nothing
+INTERNAL_QUEUE_DEPTH = 2
+PORT_MAP = data.StructLayout({
+    "slots": data.ArrayLayout(3, 2 * N_SLOTS),      # lane L's slot k at index N_SLOTS * L + k
+    "outputs": data.ArrayLayout(2, N_PORTS),        # tile output q shows lane (v >> 1)'s port (v & 1)
+})
 
 
 class PeOp(enum.Enum, shape=6):
@@ -123,6 +143,9 @@ PeUop = padded_uop({
     # Open: firings without a count, for programs whose counts depend on the schedule (Ripple's
     # tasks and atomics); firings must be 0, and it is the unit's last micro-op (docs/ripple.md).
     "open": 1,
+    # lanes = 2: lane 1's firings (``firings`` are lane 0's); the micro-op completes once both
+    # lanes have made theirs. Open: both lanes fire without a count, and this must be 0.
+    "firings1": 16,
 })
 PE_OPS.update({"GEP": PeOp.ADD, "GEP2": PeOp.ADD, "GEP4": PeOp.ADD})
 _PORTS_USED = {"STREAM": 2}
@@ -190,3 +213,62 @@ def check_shared_words(component: str, shared_words) -> int:
         raise ParameterError(f"{component}: shared_words={shared_words} is not allowed; use 0 (no shared "
                              f"memory) or a power of two up to 2**31, the shared memory's words")
     return shared_words
+
+
+def port_map_word(slots=None, outputs=None) -> int:
+    """The port map word. ``slots``: {(lane, slot): source}, a source being ``("in", j)`` (tile
+    input j) or ``("lane", p)`` (the other lane's port p); slots not named are fed by nothing.
+    ``outputs``: {tile output q: (lane, port)}; outputs not named show lane 0's port q.
+    With neither, the identity map of a one-operator tile: lane 0's slot k is tile input k and
+    tile output q its port q (the register's reset value, PORTS_IDENTITY)."""
+    if slots is None:
+        slots = {(0, k): ("in", k) for k in range(N_SLOTS)}
+    codes = [SOURCE_NONE] * (2 * N_SLOTS)
+    for (lane, slot), (what, index) in slots.items():
+        if lane not in (0, 1) or slot not in range(N_SLOTS):
+            raise ParameterError(f"RipplePE port map: lane {lane} slot {slot} does not exist; lanes are 0 "
+                                 f"and 1, slots 0..{N_SLOTS - 1}")
+        if what == "in" and index in range(N_SLOTS):
+            codes[N_SLOTS * lane + slot] = index
+        elif what == "lane" and index in range(N_PORTS):
+            codes[N_SLOTS * lane + slot] = SOURCE_INTERNAL + index
+        else:
+            raise ParameterError(f"RipplePE port map: lane {lane} slot {slot} source {(what, index)!r}; "
+                                 f"use ('in', 0..{N_SLOTS - 1}) or ('lane', 0..{N_PORTS - 1})")
+    fed = [code for code in codes if code < N_SLOTS]
+    if len(fed) != len(set(fed)):
+        raise ParameterError("RipplePE port map: a tile input feeds two slots; a tile input feeds at "
+                             "most one slot (a fork is the switch's multicast)")
+    shown = {q: (0, q) for q in range(N_PORTS)}
+    shown.update(outputs or {})
+    out_codes = []
+    for q, (lane, port) in sorted(shown.items()):
+        if q not in range(N_PORTS) or lane not in (0, 1) or port not in range(N_PORTS):
+            raise ParameterError(f"RipplePE port map: tile output {q} shows lane {lane} port {port}; "
+                                 f"outputs 0..{N_PORTS - 1} show lane 0 or 1, port 0..{N_PORTS - 1}")
+        out_codes.append(2 * lane + port)
+    for lane in (0, 1):
+        taken = [code - SOURCE_INTERNAL for code in codes[N_SLOTS * (1 - lane):N_SLOTS * (2 - lane)]
+                 if SOURCE_INTERNAL <= code < SOURCE_INTERNAL + N_PORTS]
+        if len(taken) != len(set(taken)):
+            raise ParameterError(f"RipplePE port map: lane {lane}'s port {taken[0]} feeds two slots of lane "
+                                 f"{1 - lane}; a port feeds one slot (a fork is the switch's multicast)")
+    return PORT_MAP.const({"slots": codes, "outputs": out_codes}).as_bits()
+
+
+def decode_port_map(word: int) -> dict:
+    """A port map word's fields: ``slots`` {(lane, slot): ("in", j) | ("lane", p)} for the slots
+    something feeds, ``outputs`` {q: (lane, port)}."""
+    slots = {}
+    for index in range(2 * N_SLOTS):
+        code = (word >> (3 * index)) & 7
+        if code < N_SLOTS:
+            slots[divmod(index, N_SLOTS)] = ("in", code)
+        elif SOURCE_INTERNAL <= code < SOURCE_INTERNAL + N_PORTS:
+            slots[divmod(index, N_SLOTS)] = ("lane", code - SOURCE_INTERNAL)
+    base = 3 * 2 * N_SLOTS
+    outputs = {q: divmod((word >> (base + 2 * q)) & 3, 2) for q in range(N_PORTS)}
+    return {"slots": slots, "outputs": outputs}
+
+
+PORTS_IDENTITY = port_map_word()

@@ -10,6 +10,7 @@ from hw.params import ParameterError
 from rsn.fu import FuKind, KindParameters, count_status, fu_signature
 
 from .config import (
+    LANES,
     N_PORTS,
     N_SLOTS,
     REG_CONFIG,
@@ -22,7 +23,7 @@ from .config import (
     check_shared_words,
     decode_config,
 )
-from .model import PeModel
+from .lanes import pe_model
 from .rtl import RipplePE
 
 LATENCY = 1         # a firing's results are offered in the next cycle ...
@@ -61,7 +62,9 @@ class PeFu(wiring.Component):
     """
 
     def __init__(self, width: int = WIDTH, mem_depth: int = 0, ripple_ops: bool = True,
-                 shared_words: int = 0):
+                 shared_words: int = 0, lanes: int = 1):
+        if lanes != 1:
+            raise ParameterError(f"PeFu: lanes={lanes!r}; the two-lane tile's RTL is not built yet")
         if width != WIDTH:
             raise ParameterError(f"PeFu: width={width!r} is not allowed; the pe FU computes on "
                                  f"{WIDTH}-bit two's complement values, so data_width must be {WIDTH}")
@@ -116,6 +119,7 @@ class PeParameters(KindParameters):
     """The ``[pe]`` table of a fabric description."""
     mem_depth: int = 0          # words in every pe tile's memory bank, for LOAD and STORE (0: none)
     ripple_ops: bool = True     # build Ripple's operators (queue, arb, task, atomics)
+    lanes: int = 1              # operators per pe tile: 1, or 2 (lane 1 without memory)
 
     def check(self):
         """A bank is 0 (none) or a power of two from 2 to 2048: a power of two because the config
@@ -127,6 +131,9 @@ class PeParameters(KindParameters):
                 or value > WINDOW_WORDS or value & (value - 1)):
             raise ValueError(f"mem_depth={value!r} is not allowed; use 0 (pe tiles without a memory bank) "
                              f"or a power of two from 2 to {WINDOW_WORDS} (words per pe tile's bank)")
+        if self.lanes not in LANES or isinstance(self.lanes, bool):
+            raise ValueError(f"lanes={self.lanes!r} is not allowed; use 1 (one operator per pe tile) or 2 "
+                             f"(two operators per pe tile, sharing its ports: docs/ripple.md)")
         if not isinstance(self.ripple_ops, bool):
             raise ValueError(f"ripple_ops={self.ripple_ops!r} is not allowed; use true (pe tiles run "
                              f"Ripple's queue, arb, task and atomics) or false (about 900 fewer LUTs "
@@ -166,14 +173,23 @@ def _timing(uop_queue, input_queues):
 
 
 def _check_uop(uop: dict, parameters):
-    """An open micro-op has no count: its firings field must be 0."""
-    if uop.get("open") and uop.get("firings"):
-        raise ValueError(f"an open micro-op fires without a count, so firings must be 0, not "
-                         f"{uop['firings']}; drop open for {uop['firings']} counted firings")
+    """An open micro-op has no count: its firings fields must be 0. Only a two-lane tile has a
+    lane 1 to grant firings1 to."""
+    if uop.get("open") and (uop.get("firings") or uop.get("firings1")):
+        raise ValueError(f"an open micro-op fires without a count, so firings and firings1 must be 0, not "
+                         f"{uop.get('firings')} and {uop.get('firings1')}; drop open for counted firings")
+    if uop.get("firings1") and getattr(parameters, "lanes", 1) == 1:
+        raise ValueError(f"firings1={uop['firings1']} grants firings to lane 1, but the fabric's pe tiles "
+                         f"have one lane; set [pe] lanes = 2 or grant firings only")
 
 
-PE_KIND = FuKind("pe", N_SLOTS, N_PORTS, PeUop, LATENCY, PeFu, PeModel, parameters=PeParameters,
-                 count_fields=lambda uop: () if uop.get("open") else ("firings",),
+def _count_fields(uop: dict) -> tuple[str, ...]:
+    """The counts 0 is refused in: firings, unless the micro-op is open or lane 1 fires."""
+    return () if uop.get("open") or uop.get("firings1") else ("firings",)
+
+
+PE_KIND = FuKind("pe", N_SLOTS, N_PORTS, PeUop, LATENCY, PeFu, pe_model, parameters=PeParameters,
+                 count_fields=_count_fields,
                  check_uop=_check_uop, cyclic=True, timing=_timing,
                  describe_registers=(REG_CONFIG, REG_STATUS), describe_config=describe_config,
                  memory_port=True)

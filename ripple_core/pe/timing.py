@@ -256,8 +256,10 @@ class PeTiming(FuTiming):
 
         kind = fu_kind(spec.kind(tile))
         shared = {"shared_words": len(shared_words)} if shared_words is not None and kind.memory_port else {}
-        self.model = _TimedPeModel(self, width=spec.data_width, **spec.parameters(kind.name).rtl_arguments(),
-                                   **shared, name=f"pe {tile}")
+        arguments = spec.parameters(kind.name).rtl_arguments()
+        if arguments.pop("lanes", 1) != 1:
+            raise NotImplementedError("the cycle model of a two-lane pe tile is not written yet")
+        self.model = _TimedPeModel(self, width=spec.data_width, **arguments, **shared, name=f"pe {tile}")
         if shared:
             key = id(shared_words)
             memory = _SHARED_MEMORIES.get(key)
