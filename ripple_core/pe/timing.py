@@ -56,10 +56,20 @@ from hw.golden import BankedMemoryModel
 from rsn.cycle_model import FU_FINISH_DELAY, FuTiming, TimedFifo, queue_latency
 from rsn.isa import REGISTERS
 
-from .config import N_PORTS, N_SLOTS, SHARED_QUEUE_WORDS
+from .config import (
+    INTERNAL_QUEUE_DEPTH,
+    LANE1_BASE,
+    LANE_REGISTERS,
+    N_PORTS,
+    N_SLOTS,
+    PORTS_IDENTITY,
+    REG_PORTS,
+    SHARED_QUEUE_WORDS,
+    decode_port_map,
+)
 from .model import PeModel
 
-__all__ = ["PeTiming", "SHARED_ACCESS_LATENCY", "PRIVATE_LOAD_LATENCY", "MEMORY_CREDITS"]
+__all__ = ["PeTiming", "LaneTiming", "SHARED_ACCESS_LATENCY", "PRIVATE_LOAD_LATENCY", "MEMORY_CREDITS"]
 
 # Cycles from a firing to its results on offer.
 PRIVATE_LOAD_LATENCY = 2                      # ripple_core.pe.fu.LOAD_LATENCY: read port, output register
@@ -176,7 +186,7 @@ class _TimedPeModel(PeModel):
     timing lets the PE fire (a memory access needs its request register), and a QUEUE on the
     shared memory dequeues from the timing's buffer."""
 
-    def __init__(self, timing: "PeTiming", **arguments):
+    def __init__(self, timing: "LaneTiming", **arguments):
         super().__init__(**arguments)
         self.timing = timing
 
@@ -207,7 +217,7 @@ class _Output:
     """An output port seen as the golden model's channel: the output register, the bank's read
     path to port 0, or the answer of the request a firing makes."""
 
-    def __init__(self, timing: "PeTiming", port: int):
+    def __init__(self, timing: "LaneTiming", port: int):
         self.timing, self.port = timing, port
 
     def can_push(self) -> bool:
@@ -221,12 +231,14 @@ class _Output:
         return self.timing.holding_now
 
 
-class PeTiming(FuTiming):
-    """The timing of one pe tile; :meth:`prepare` gives it its golden model and configuration."""
+class LaneTiming:
+    """One PE's registers around its golden model: the whole of a one-lane tile but its
+    micro-op queue, or one lane of a two-lane tile. ``slots``: the queues its slots read (the
+    tile's inputs, the other lane's internal queues, or ones that never offer); ``outputs``: its
+    ports' one-token output registers (the tile's outputs, or a lane's own)."""
 
-    def __init__(self, uops, inputs):
-        super().__init__(uops, inputs, TimedFifo(1, 1, registered_ready=False))
-        self.outputs.append(TimedFifo(1, 1, registered_ready=False))
+    def __init__(self, slots, outputs):
+        self.inputs, self.outputs = slots, outputs
         assert len(self.outputs) == N_PORTS
         self.model = None
         self.cycle = 0
@@ -246,20 +258,14 @@ class PeTiming(FuTiming):
         # A QUEUE on the shared memory: the buffer in the PE, the ring's words and pointers.
         self.buffer = TimedFifo(SHARED_QUEUE_WORDS, queue_latency(SHARED_QUEUE_WORDS))
         self.ring, self.ring_head, self.ring_tail, self.refilling = deque(), 0, 0, 0
-        self._inputs = [_Input(fifo) for fifo in inputs]
+        self._inputs = [_Input(fifo) for fifo in slots]
         self._outputs = [_Output(self, port) for port in range(N_PORTS)]
 
-    def prepare(self, spec, tile, received, shared_words):
-        """Build the tile's golden model, apply the image's configuration writes (they never
-        overlap micro-ops in an assembled image) and share the preloaded memory."""
-        from rsn.fu_kinds import fu_kind
-
-        kind = fu_kind(spec.kind(tile))
-        shared = {"shared_words": len(shared_words)} if shared_words is not None and kind.memory_port else {}
-        arguments = spec.parameters(kind.name).rtl_arguments()
-        if arguments.pop("lanes", 1) != 1:
-            raise NotImplementedError("the cycle model of a two-lane pe tile is not written yet")
-        self.model = _TimedPeModel(self, width=spec.data_width, **arguments, **shared, name=f"pe {tile}")
+    def build(self, spec, tile, arguments: dict, shared_words, name: str):
+        """The lane's golden model; with ``shared_words`` (the preloaded shared memory, or None)
+        it is the tile's port to that memory."""
+        shared = {"shared_words": len(shared_words)} if shared_words is not None else {}
+        self.model = _TimedPeModel(self, width=spec.data_width, **arguments, **shared, name=name)
         if shared:
             key = id(shared_words)
             memory = _SHARED_MEMORIES.get(key)
@@ -267,12 +273,9 @@ class PeTiming(FuTiming):
                 memory = _SHARED_MEMORIES[key] = _SharedMemory(spec, shared_words)
             self.memory, self.port = memory, memory.ports[tile]
             self.model.share_memory(memory.source, self.directory)
-        for address, value in received.writes:
-            if address < REGISTERS["firings"]:
-                self.model.write_word(address, value)
 
     # ----------------------------------------------------------------------------------------
-    # What the fabric asks
+    # What the tile asks
 
     def _open(self) -> bool:
         model = self.model
@@ -290,16 +293,17 @@ class PeTiming(FuTiming):
             return not self.ring and not self.refilling and not self.buffer.level(cycle)
         return self.model._first_state()
 
-    def busy(self, cycle: int) -> bool:
-        """PeFu's ``busy``: counted, from taking a micro-op to its completion; open, while the
-        PE holds work (a token at an input, a result held, the operator out of its first state)."""
+    def holds_work(self, cycle: int) -> bool:
+        """A result held (or on its way) or the operator out of its first state."""
+        return self._holding(cycle) or not self._first_state(cycle)
+
+    def granted_all(self) -> bool:
+        """The lane's micro-op grant is used up (or it had none): the RTL's ``left == 0``, from
+        the start of the cycle."""
         model = self.model
-        if model is None or (model.current is None and not model.uops):
-            return False
-        if not self._open():
-            return True
-        return (any(fifo.valid(cycle) for fifo in self.inputs) or self._holding(cycle)
-                or not self._first_state(cycle))
+        if model.current is None:
+            return not model.uops
+        return model.left == 0
 
     # ----------------------------------------------------------------------------------------
     # What the golden model asks, through its channels
@@ -349,10 +353,9 @@ class PeTiming(FuTiming):
             return bool(model.uops)
         return model.open or model.left > 0
 
-    def step(self, cycle: int):
+    def step(self, cycle: int, take=None):
+        """One cycle; ``take(cycle)`` is called where an idle one-lane PE takes its micro-op."""
         model = self.model
-        if model is None:
-            return
         self.cycle = cycle
         for channel in self._inputs:
             channel.cycle = cycle
@@ -376,11 +379,8 @@ class PeTiming(FuTiming):
         if model.current is None and not model.uops:
             # PeFu takes a micro-op only while idle, and fires from the next cycle on; a micro-op's
             # completion (a model step without a firing) is such a cycle of its own.
-            if self.uops.valid(cycle):
-                uop = self.uops.pop(cycle)
-                model.load([uop])
-                if uop.get("open"):
-                    self.finished_at = cycle + FU_FINISH_DELAY
+            if take is not None:
+                take(cycle)
         else:
             if op in SHARED_ACCESSES and self.memory is not None:
                 self.request = _Request(MemoryOp.READ, 0)
@@ -396,8 +396,6 @@ class PeTiming(FuTiming):
             self._queue_update(cycle, queue)
         elif op == "ACQUIRE" and self.memory is not None:
             self._acquire_issue(enabled)
-        if self.model.finished and self.finished_at is None:
-            self.finished_at = cycle + FU_FINISH_DELAY
 
     def _may_fire(self, cycle: int, op: str) -> bool:
         """The firing rule's memory terms: the request register is free (LOAD, STORE), no lock
@@ -534,3 +532,158 @@ class PeTiming(FuTiming):
         value = self._slot(0)
         PeModel._take(self.model, self._inputs, [0])
         return value
+
+
+_NEVER = TimedFifo(0, 0)    # a slot nothing feeds: never offers a token
+
+
+class PeTiming(FuTiming):
+    """The timing of one pe tile; :meth:`prepare` gives it its lanes (``[pe] lanes``), their
+    golden models and their configuration.
+
+    One lane: the tile's input queues are its slots and the tile's outputs its output registers.
+    Two lanes (ripple_core/pe/lanes.py): lane 0 has the tile's memory, lane 1 none; the port map
+    wires each lane slot to a tile input (the first slot that selects an input takes it) or to
+    an internal queue, and each tile output to a lane's output register. A lane port that a slot
+    of the other lane reads fills its own output register, which empties into that port's
+    internal queue (``INTERNAL_QUEUE_DEPTH`` tokens, bypassing: on offer the cycle it enters,
+    its ready a register); the move happens first in the cycle, so the lane may refill the
+    register in the cycle it empties, and the other lane may take the token in that cycle.
+    The micro-op grants each lane its firings (``firings``, ``firings1``) or opens both; a
+    counted one completes in the first cycle in which both lanes have made theirs, neither holds
+    anything and every internal queue is empty, all from the registers at the cycle's start.
+    """
+
+    def __init__(self, uops, inputs):
+        super().__init__(uops, inputs, TimedFifo(1, 1, registered_ready=False))
+        self.outputs.append(TimedFifo(1, 1, registered_ready=False))
+        assert len(self.outputs) == N_PORTS
+        self.lanes = ()
+        self.links = []             # two lanes: (a lane's output register, its internal queue)
+        self.active = self.open = self.last = False     # two lanes: the micro-op gate
+
+    def prepare(self, spec, tile, received, shared_words):
+        """Build the tile's lanes and their golden models, apply the image's configuration writes
+        (they never overlap micro-ops in an assembled image) and share the preloaded memory.
+        The fabric holds on to the tile's input and output queues before this: the lanes are
+        wired to those very objects."""
+        from rsn.fu_kinds import fu_kind
+
+        kind = fu_kind(spec.kind(tile))
+        shared = shared_words if kind.memory_port else None
+        arguments = spec.parameters(kind.name).rtl_arguments()
+        writes = [(address, value) for address, value in received.writes if address < REGISTERS["firings"]]
+        if arguments.pop("lanes", 1) == 1:
+            lane = LaneTiming(self.inputs, self.outputs)
+            lane.build(spec, tile, arguments, shared, f"pe {tile}")
+            for address, value in writes:
+                lane.model.write_word(address, value)
+            self.lanes = (lane,)
+            return
+        ports = PORTS_IDENTITY
+        for address, value in writes:
+            if address == REG_PORTS:
+                ports = value
+        self.lanes = self._wire(decode_port_map(ports))
+        self.lanes[0].build(spec, tile, arguments, shared, f"pe {tile} lane 0")
+        self.lanes[1].build(spec, tile, {**arguments, "mem_depth": 0}, None, f"pe {tile} lane 1")
+        for address, value in writes:
+            if LANE1_BASE <= address < LANE1_BASE + LANE_REGISTERS:
+                self.lanes[1].model.write_word(address - LANE1_BASE, value)
+            elif address != REG_PORTS:
+                self.lanes[0].model.write_word(address, value)
+
+    def _wire(self, ports: dict) -> tuple:
+        """Two lanes behind the port map ``ports`` (:func:`decode_port_map`)."""
+        queues = [[TimedFifo(INTERNAL_QUEUE_DEPTH, queue_latency(INTERNAL_QUEUE_DEPTH, "bypass"))
+                   for _ in range(N_PORTS)] for _ in (0, 1)]
+        slots, fed, internal = [[_NEVER] * N_SLOTS for _ in (0, 1)], set(), set()
+        for (lane, slot), (what, index) in sorted(ports["slots"].items()):
+            if what == "lane":
+                slots[lane][slot] = queues[1 - lane][index]
+                internal.add((1 - lane, index))
+            elif index not in fed:          # a tile input feeds the first slot that selects it
+                slots[lane][slot] = self.inputs[index]
+                fed.add(index)
+        outputs = [[None] * N_PORTS for _ in (0, 1)]
+        for q, (lane, port) in sorted(ports["outputs"].items()):
+            if (lane, port) not in internal and outputs[lane][port] is None:
+                outputs[lane][port] = self.outputs[q]
+        self.links = []
+        for lane in (0, 1):
+            for port in range(N_PORTS):
+                if outputs[lane][port] is None:     # internal, or shown nowhere
+                    outputs[lane][port] = TimedFifo(1, 1, registered_ready=False)
+                if (lane, port) in internal:
+                    self.links.append((outputs[lane][port], queues[lane][port]))
+        return tuple(LaneTiming(slots[lane], outputs[lane]) for lane in (0, 1))
+
+    # ----------------------------------------------------------------------------------------
+    # What the fabric asks
+
+    def busy(self, cycle: int) -> bool:
+        """PeFu's ``busy``: counted, from taking a micro-op to its completion; open, while the
+        tile holds work (a token at an input or between the lanes, a result held, an operator
+        out of its first state)."""
+        if not self.lanes:
+            return False
+        if len(self.lanes) == 1:
+            lane = self.lanes[0]
+            model = lane.model
+            if model.current is None and not model.uops:
+                return False
+            if not lane._open():
+                return True
+        elif not self.open:
+            return self.active
+        return (any(fifo.valid(cycle) for fifo in self.inputs)
+                or any(lane.holds_work(cycle) for lane in self.lanes)
+                or any(queue.level(cycle) for _, queue in self.links))
+
+    # ----------------------------------------------------------------------------------------
+    # One cycle
+
+    def step(self, cycle: int):
+        if not self.lanes:
+            return
+        if len(self.lanes) == 1:
+            lane = self.lanes[0]
+            lane.step(cycle, self._take_one)
+            if lane.model.finished and self.finished_at is None:
+                self.finished_at = cycle + FU_FINISH_DELAY
+            return
+        # The output registers empty into the internal queues first, as the switch takes from a
+        # tile output before the lanes step (the queue's ready is a register, the output
+        # register's room combinational).
+        for register, queue in self.links:
+            if register.valid(cycle) and queue.can_push(cycle):
+                queue.push(cycle, register.pop(cycle))
+        active = self.active
+        completes = (active and not self.open and all(lane.granted_all() for lane in self.lanes)
+                     and not any(lane._holding(cycle) for lane in self.lanes)
+                     and not any(queue.level(cycle) for _, queue in self.links))
+        for lane in self.lanes:
+            lane.step(cycle)
+        if completes:
+            self.active = False
+            if self.last:
+                self._finish(cycle)
+        elif not active and self.uops.valid(cycle):
+            self._take_pair(cycle)
+
+    def _take_one(self, cycle: int):
+        if self.uops.valid(cycle):
+            uop = self.uops.pop(cycle)
+            self.lanes[0].model.load([uop])
+            if uop.get("open"):
+                self.finished_at = cycle + FU_FINISH_DELAY
+
+    def _take_pair(self, cycle: int):
+        """Each lane gets its grant (none if 0), to fire from the next cycle on."""
+        uop = self.uops.pop(cycle)
+        self.active, self.open, self.last = True, bool(uop.get("open")), bool(uop["last"])
+        for lane, field in zip(self.lanes, ("firings", "firings1"), strict=True):
+            if self.open or uop.get(field, 0):
+                lane.model.load([{"firings": uop.get(field, 0), "last": 0, "open": int(self.open)}])
+        if self.open:
+            self._finish(cycle)
