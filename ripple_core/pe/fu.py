@@ -24,6 +24,7 @@ from .config import (
     decode_config,
 )
 from .lanes import pe_model
+from .lanes_rtl import elaborate_lanes
 from .rtl import RipplePE
 
 LATENCY = 1         # a firing's results are offered in the next cycle ...
@@ -59,26 +60,40 @@ class PeFu(wiring.Component):
     shared_words : int
         The words of the fabric's shared memory, reached through ``mem_req`` / ``mem_resp``
         (see :class:`RipplePE`); 0 without one. The fabric passes it.
+    lanes : int
+        1: one operator. 2: two (lane 0 with the memory, lane 1 without) behind the port map
+        register, and ``firings1`` grants lane 1's firings (:mod:`ripple_core.pe.lanes_rtl`).
     """
 
     def __init__(self, width: int = WIDTH, mem_depth: int = 0, ripple_ops: bool = True,
                  shared_words: int = 0, lanes: int = 1):
-        if lanes != 1:
-            raise ParameterError(f"PeFu: lanes={lanes!r}; the two-lane tile's RTL is not built yet")
+        if isinstance(lanes, bool) or lanes not in LANES:
+            raise ParameterError(f"PeFu: lanes={lanes!r} is not allowed; use 1 (one operator per tile) or 2 "
+                                 f"(two operators sharing the tile's ports)")
         if width != WIDTH:
             raise ParameterError(f"PeFu: width={width!r} is not allowed; the pe FU computes on "
                                  f"{WIDTH}-bit two's complement values, so data_width must be {WIDTH}")
         self._mem_depth = check_mem_depth("PeFu", mem_depth)
         self._shared_words = check_shared_words("PeFu", shared_words)
         self._ripple_ops = bool(ripple_ops)
+        self._lanes = lanes
         super().__init__(fu_signature(PE_KIND, width, shared_words))
 
     @property
     def mem_depth(self) -> int:
         return self._mem_depth
 
+    @property
+    def lanes(self) -> int:
+        return self._lanes
+
     def elaborate(self, platform):
         m = Module()
+        if self._lanes == 2:
+            count_status(m, self, **elaborate_lanes(self, m, mem_depth=self._mem_depth,
+                                                     shared_words=self._shared_words,
+                                                     ripple_ops=self._ripple_ops))
+            return m
         m.submodules.pe = pe = RipplePE(0, gated=True, mem_depth=self._mem_depth,
                                         shared_words=self._shared_words, ripple_ops=self._ripple_ops)
         if self._shared_words:
