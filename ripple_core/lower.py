@@ -65,6 +65,7 @@ gets the placer's or router's error at compile time.
 """
 
 from dataclasses import dataclass, field
+from itertools import zip_longest
 
 from rsn.checks import MAX_BEATS
 from rsn.graph import StreamGraph
@@ -74,7 +75,9 @@ from . import pe as pe_kind
 from .graph import Graph, GraphError, op_ports
 from .interp import DeadlockError, Result, RunawayError, layout, run
 from .ops import wrap
+from .packing import UnitStreams, pack_tiles
 from .pe import MEM_WINDOW, N_PORTS, N_SLOTS, PE_OPS, REG_CONFIG, REG_CONST, REG_STATUS, pe_config_word
+from .pe.lanes import lane_register
 from .tuples import split_tuples
 
 __all__ = ["LoweringError", "RippleLowering", "Unit", "MAX_FIRINGS", "check_lowerable",
@@ -452,30 +455,9 @@ def lower_graph(graph: Graph, case: dict, spec, *, name: str | None = None,
         firings_here, emits = firings, emitted
     rings = _shared_rings(graph, units, firings, model, placed, spec, ring_words or {},
                           open_counts) if shared else {}
-    memories, statuses = {}, {}
-    for unit in units.values():
-        if not firings_here[unit.name]:
-            continue            # never fires in this case: no tile (its inputs carry nothing)
-        if open_counts:
-            grants = [{"firings": 0, "open": 1}]
-        else:
-            grants = [{"firings": min(MAX_FIRINGS, firings[unit.name] - start)}
-                      for start in range(0, firings[unit.name], MAX_FIRINGS)]
-        stream_graph.add_node(unit.name, "pe", grants)
-        kinds, registers = _unit_slots(graph, case, unit, placed)
-        used = {pe_port for key, pe_port in unit.ports.items() if key in emits and consumers.get(key)
-                and (open_counts or emits[key])}
-        drop = [port for port in range(N_PORTS) if port not in used]
-        word = pe_config_word(unit.op, pred=unit.pred, cmp=unit.cmp, slots=kinds, drop=drop)
-        memories[unit.name] = {REG_CONFIG: word, **registers, **unit.registers}
-        statuses[unit.name] = _expected_status(kinds)
-        if unit.array is not None:
-            memories[unit.name].update(_bank_preload(case, unit.array, placed[unit.array][0]))
-    if shared:
-        initial = {base + word: wrap(value) & 0xFFFF_FFFF for array, (base, _) in placed.items()
-                   for word, value in enumerate(case.get("mem", {}).get(array, []))}
-        if initial:
-            memories[SHARED_MEMORY] = initial
+    # The streams between units, as they will be routed (a port that emits nothing has none).
+    unit_streams = {unit.name: UnitStreams() for unit in units.values() if firings_here[unit.name]}
+    streams = []
     for node in graph.nodes.values():
         if node.op == "SINK":
             continue
@@ -486,10 +468,59 @@ def lower_graph(graph: Graph, case: dict, spec, *, name: str | None = None,
             if open_counts and not any(graph.nodes[target].op == "SINK" for target, _ in targets):
                 tokens = None if targets else 0     # an open stream: a static route
             if (tokens or tokens is None) and targets:
-                sinks_of = [(target, 0) if graph.nodes[target].op == "SINK"
+                pe_port = unit.ports[node.name, port]
+                sinks_of = [(target, None) if graph.nodes[target].op == "SINK"
                             else (unit_of[target].name, unit_of[target].slots[target, slot])
                             for target, slot in targets]
-                stream_graph.connect((unit.name, unit.ports[node.name, port]), sinks_of, tokens)
+                streams.append((unit.name, pe_port, sinks_of, tokens))
+                unit_streams[unit.name].sinks[pe_port] = [None if slot is None else (sink, slot)
+                                                          for sink, slot in sinks_of]
+                for sink, slot in sinks_of:
+                    if slot is not None:
+                        unit_streams[sink].sources[slot] = (unit.name, pe_port)
+    lanes = spec.parameters("pe").lanes
+    ops = {name: units[name].op for name in unit_streams}
+    tiles = pack_tiles(list(unit_streams), ops, unit_streams, lanes)
+    tile_of = {unit: tile for tile in tiles for unit in tile.lanes}
+
+    memories, statuses, tile_firings = {}, {}, {}
+    for tile in tiles:
+        lane_grants = [_grants(firings[unit], open_counts) for unit in tile.lanes]
+        if len(lane_grants) == 1:
+            grants = lane_grants[0]
+        else:
+            grants = [{"firings": first["firings"] if first else 0,
+                       "firings1": second["firings"] if second else 0, "open": int(open_counts)}
+                      for first, second in zip_longest(*lane_grants)]
+        stream_graph.add_node(tile.name, "pe", grants)
+        tile_firings[tile.name] = sum(firings[unit] for unit in tile.lanes)
+        words = {pe_kind.REG_PORTS: tile.port_map()} if lanes > 1 else {}
+        for lane, name in enumerate(tile.lanes):
+            unit = units[name]
+            kinds, registers = _unit_slots(graph, case, unit, placed)
+            used = {pe_port for key, pe_port in unit.ports.items() if key in emits and consumers.get(key)
+                    and (open_counts or emits[key])}
+            drop = [port for port in range(N_PORTS) if port not in used]
+            word = pe_config_word(unit.op, pred=unit.pred, cmp=unit.cmp, slots=kinds, drop=drop)
+            lane_words = {REG_CONFIG: word, **registers, **unit.registers}
+            if unit.array is not None:
+                lane_words.update(_bank_preload(case, unit.array, placed[unit.array][0]))
+            words.update({lane_register(lane, address): value for address, value in lane_words.items()})
+            statuses[name] = _expected_status(kinds)
+        memories[tile.name] = words
+    if shared:
+        initial = {base + word: wrap(value) & 0xFFFF_FFFF for array, (base, _) in placed.items()
+                   for word, value in enumerate(case.get("mem", {}).get(array, []))}
+        if initial:
+            memories[SHARED_MEMORY] = initial
+    for name, pe_port, sinks_of, tokens in streams:
+        tile = tile_of[name]
+        if (tile.lane_of(name), pe_port) in tile.internal:
+            continue            # between the tile's two lanes: no stream on the fabric
+        tile_sinks = [(sink, 0) if slot is None
+                      else (tile_of[sink].name, tile_of[sink].inputs[tile_of[sink].lane_of(sink), slot])
+                      for sink, slot in sinks_of]
+        stream_graph.connect((tile.name, tile.outputs[tile.lane_of(name), pe_port]), tile_sinks, tokens)
 
     reads, expected_reads, array_problems = {}, {}, []
     stored = {unit.array: unit.name for unit in units.values()
@@ -513,10 +544,11 @@ def lower_graph(graph: Graph, case: dict, spec, *, name: str | None = None,
             (shared and unit.op in pe_kind.MEMORY_OPS + pe_kind.SHARED_LOCK_OPS)
         if not firings_here[unit.name] or (not memory_unit and unit.op not in ("LOCK", "QUEUE")):
             continue
-        reads[unit.name], expected_reads[unit.name] = [(REG_STATUS, None)], [statuses[unit.name]]
+        here = tile_of[unit.name].name       # a memory unit is its tile's lane 0: its own addresses
+        reads[here], expected_reads[here] = [(REG_STATUS, None)], [statuses[unit.name]]
         if unit.op in ("STORE", "LDST") and not shared:
-            reads[unit.name] += [(MEM_WINDOW + word, None) for word in range(placed[unit.array][1])]
-            expected_reads[unit.name] += [wrap(v) & 0xFFFF_FFFF for v in expect[unit.array]]
+            reads[here] += [(MEM_WINDOW + word, None) for word in range(placed[unit.array][1])]
+            expected_reads[here] += [wrap(v) & 0xFFFF_FFFF for v in expect[unit.array]]
     if shared:
         checked = [array for array in graph.arrays if array in expect and placed[array][1]]
         if checked:
@@ -530,12 +562,26 @@ def lower_graph(graph: Graph, case: dict, spec, *, name: str | None = None,
     program = Program(name=label, graph=stream_graph, memories=memories, expected=expected,
                       description=description, reads=reads, expected_reads=expected_reads)
     tokens = {key: count for key, count in emitted.items() if consumers.get(key)}
-    unit_arrays = {unit.name: unit.array for unit in units.values() if unit.array is not None}
+
+    def tile_name(unit: str) -> str:
+        return tile_of[unit].name if unit in tile_of else unit
+
+    unit_arrays = {tile_name(unit.name): unit.array for unit in units.values() if unit.array is not None}
     shared_arrays = {array: placed[array] for array in graph.arrays
                      if shared and array in expect and placed[array][1]}
-    return RippleLowering(program, firings, tokens, outputs, model, array_problems, unit_arrays,
-                          {unit.name: unit.nodes for unit in units.values()}, shared_arrays, rings,
-                          "open" if open_counts else "exact")
+    idle = {unit: 0 for unit in units if unit not in tile_of}
+    members = {tile.name: tuple(node for unit in tile.lanes for node in units[unit].nodes) for tile in tiles}
+    members.update({unit: units[unit].nodes for unit in idle})
+    tile_rings = {tile_name(queue): ring for queue, ring in rings.items()}
+    return RippleLowering(program, {**tile_firings, **idle}, tokens, outputs, model, array_problems,
+                          unit_arrays, members, shared_arrays, tile_rings, "open" if open_counts else "exact")
+
+
+def _grants(count: int, open_counts: bool) -> list[dict]:
+    """A unit's micro-ops: one open grant, or its firings in grants of at most MAX_FIRINGS."""
+    if open_counts:
+        return [{"firings": 0, "open": 1}]
+    return [{"firings": min(MAX_FIRINGS, count - start)} for start in range(0, count, MAX_FIRINGS)]
 
 
 def _check_banks(graph: Graph, case: dict, spec, units: dict[str, Unit]) -> dict[str, tuple[int, int]]:
