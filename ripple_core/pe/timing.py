@@ -41,6 +41,14 @@ a firing refills it, is honoured because the switches step first.
   outstanding), and ``finished`` rises the next cycle. An open micro-op finishes the cycle
   after it is taken, and the unit is then busy only while it holds work: a token at one of
   its inputs, a result held, or its operator out of its first state.
+* **Two lanes** (``[pe] lanes = 2``, ripple_core/pe/lanes_rtl.py): each lane is the PE above
+  (:class:`LaneTiming`; lane 0 with the tile's memory) with its own grant. The port map wires a
+  lane's slots to the tile's input queues or to internal queues, and its ports to the tile's
+  outputs or to output registers of its own; an internal port's output register empties into
+  its bypassing two-token queue at the start of the cycle (the queue's ready is a register),
+  so a token fired at cycle t can be taken by the other lane's firing at t+1. A counted
+  micro-op completes once both grants are spent, neither lane holds anything and every
+  internal queue is empty; open, the tile is busy also while an internal queue holds a token.
 
 Not modelled: configuration writes and read-back through the window during a run (they never
 overlap micro-ops in an assembled image), and a LOAD that reads a word another PE writes
