@@ -22,7 +22,7 @@ from rsn.cycle_model import TimedFifo, predict_cycles
 from rsn.fabric_spec import parse_fabric
 from rsn.isa import decode, encode
 from rsn.readout import register_reads, split_register_reads
-from testbench.ripple.test_lower import _check, needs_suite, suite_cases, suite_graph
+from testbench.ripple.test_lower import _check, _ripple_programs, needs_suite, suite_cases, suite_graph
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 TILE = parse_fabric({"rows": 1, "cols": 1, "tiles": ["pe"], "data_width": 32,
@@ -172,8 +172,9 @@ def test_a_two_lane_tile_cycle_by_cycle_against_the_rtl(scenario, back_pressure)
 # --- the fabric: the predicted counter against the Verilated fabric --------------------------
 
 # (kernel, variant): the longest case of a recurrence without memory, a pipelined array loop and
-# dmv's nested loops.
+# dmv's nested loops; then Ripple's operators (open micro-ops): the atomic histogram and BFS.
 GRAPHS = [("simple", "nostream"), ("nn-vadd", "stream"), ("dmv", "nostream")]
+RIPPLE = ("histogram", "ripple_bfs")
 
 
 @needs_suite
@@ -190,6 +191,11 @@ def test_suite_graphs_on_two_lane_tiles_are_cycle_exact(memory):
         label = f"{kernel}/{variant} case {k}"
         lowering = lower_graph(suite_graph(kernel, variant), cases[k], fabric, name=label.replace("/", "-"))
         runs.append((label, lowering, compile_lowering(lowering, fabric, seed=1)))
+    for label, graph, case in _ripple_programs(random.Random(7), 7):
+        if label.startswith(RIPPLE):
+            lowering = lower_graph(graph, case, fabric, name=label.split()[0])
+            runs.append((label, lowering, compile_lowering(lowering, fabric, seed=1)))
+    assert len(runs) == len(GRAPHS) + len(RIPPLE)
     programs = [run[2] for run in runs]
     results = run_many_on_rtl(programs, profiles=["no_stall"] * len(runs), seeds=[1] * len(runs),
                               case=f"ripple-lanes-{memory}",
