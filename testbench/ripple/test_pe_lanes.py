@@ -16,8 +16,11 @@ from dataclasses import dataclass
 
 import pytest
 from amaranth.back import rtlil
+from amaranth.hdl import Module
+from amaranth.lib import wiring
 from amaranth.sim import Simulator
 
+from hw.banked_memory import BankedMemory
 from ripple_core.pe import (
     LANE1_BASE,
     MEM_WINDOW,
@@ -26,6 +29,8 @@ from ripple_core.pe import (
     REG_CONST,
     REG_ORIGIN,
     REG_PORTS,
+    REG_QUEUE_DEPTH,
+    REG_RING_WORDS,
     REG_STATUS,
     PeFu,
     PeUop,
@@ -42,8 +47,10 @@ from rivulet.sim.streams import (
     ScoreboardError,
     SinkDriver,
     SourceDriver,
+    port_paths,
     stream_ports,
 )
+from rivulet.sim.wrappers import member_value
 from rsn.channels import Channel
 from rsn.isa import decode, encode
 from testbench.ripple.pe_bench import OPERATORS, drained, memory_phases, random_phase, run_pe_amaranth, value
@@ -64,6 +71,7 @@ class Case:
     uops: list
     mem_depth: int = 0
     after: tuple = ()
+    shared_words: int = 0       # lane 0 on a shared memory of this many words (a BankedMemory)
 
 
 def uop(firings=0, firings1=0, last=1, open_=0) -> dict:
@@ -83,7 +91,7 @@ STATUS_READS = (REG_STATUS, LANE1_BASE + REG_STATUS, REG_PORTS)
 def golden(case: Case) -> dict:
     """Run the model: the reads' values, each output's tokens, the firings, finished, and the
     tokens each input gives up (the RTL is fed exactly those)."""
-    model = PairModel(mem_depth=case.mem_depth)
+    model = PairModel(mem_depth=case.mem_depth, shared_words=case.shared_words)
     reads = []
     for op in case.bus:
         if op[0] == "write":
@@ -257,8 +265,32 @@ class PairBench:
                 self.done = True
 
 
-def run_case(case: Case, profile: str, seed: int, shared_words: int = 0) -> PairBench:
-    fu = FlatUop(PeFu(32, mem_depth=case.mem_depth, shared_words=shared_words, lanes=2))
+class SharedPair(wiring.Component):
+    """A two-lane tile on a shared memory of ``words`` words: the FU's ports but the memory's."""
+
+    def __init__(self, words: int):
+        self.fu = FlatUop(PeFu(32, shared_words=words, lanes=2))
+        self.memory = BankedMemory(1, 4, words, meta_width=1)
+        members = {name: member for name, member in self.fu.signature.members.items()
+                   if not name.startswith("mem_")}
+        super().__init__(wiring.Signature(members))
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.fu, m.submodules.memory = self.fu, self.memory
+        wiring.connect(m, self.fu.mem_req, self.memory.req[0])
+        wiring.connect(m, self.memory.resp[0], self.fu.mem_resp)
+        for path, member in port_paths(self.signature):
+            outer, inner = member_value(self, path), member_value(self.fu, path)
+            m.d.comb += inner.eq(outer) if member.flow == wiring.In else outer.eq(inner)
+        return m
+
+
+def run_case(case: Case, profile: str, seed: int) -> PairBench:
+    if case.shared_words:
+        fu = SharedPair(case.shared_words)
+    else:
+        fu = FlatUop(PeFu(32, mem_depth=case.mem_depth, lanes=2))
     ports, _ = stream_ports(fu)
     bench = PairBench(ports, case, profile, random.Random(seed))
     run_in_amaranth(fu, bench, max_cycles=bench.max_cycles)
@@ -393,10 +425,25 @@ def shown_twice(rng: random.Random) -> Case:
     return Case(f"shown twice {op}", bus, streams, [uop(n, n)], after=STATUS_READS)
 
 
+def shared_queue(rng: random.Random) -> Case:
+    """Lane 0 on the shared memory: a spill QUEUE (ring in the memory) fed by lane 1
+    op(in0, in1), out on tile output 0; under back-pressure its words go round the ring (the
+    spill counters depend on the timing, so they are not compared)."""
+    n = rng.randint(4, 24)
+    op = rng.choice(BINARY)
+    ports = port_map_word({(1, 0): ("in", 0), (1, 1): ("in", 1), (0, 0): ("lane", 0)}, {0: (0, 0), 1: (1, 1)})
+    bus = [("write", REG_PORTS, ports), ("write", REG_ORIGIN, 8), ("write", REG_RING_WORDS, 32),
+           ("write", REG_QUEUE_DEPTH, rng.randint(1, 3))]
+    bus += configure_lane(0, "QUEUE", pred=True) + configure_lane(1, op)
+    streams = [[value(rng) for _ in range(n)] for _ in range(2)] + [[]]
+    return Case(f"shared QUEUE <- {op}", bus, streams, [uop(n, n)], shared_words=64,
+                after=STATUS_READS + (REG_ORIGIN, REG_RING_WORDS))
+
+
 CASES = {"feed_forward": feed_forward, "loop": loop, "loop_open": lambda rng: loop(rng, open_=True),
          "identity": identity_only_lane0, "crossed_stream": crossed_stream, "bank_load": bank_load,
          "bank_ldst_loop": bank_read_modify_write, "registers": registers,
-         "shown_twice": shown_twice}
+         "shown_twice": shown_twice, "shared_queue": shared_queue}
 
 
 @pytest.mark.parametrize("profile", list(PROFILES))
