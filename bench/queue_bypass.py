@@ -46,13 +46,17 @@ TILE_TARGET = rsn_bench.FABRIC_TARGET
 COMMAND = "python -m bench.queue_bypass"
 
 
-def measure_suite(mode: str, register_every: int = 1) -> list[dict]:
+def measure_suite(mode: str, register_every: int = 1, lanes: int = 1) -> list[dict]:
     """Every suite case on ripple.toml with FU input queues in ``mode`` (and switch outputs
-    registered as ``register_every`` says, rsn/hops.py), in one simulation."""
+    registered as ``register_every`` says, rsn/hops.py; ``lanes`` operators per pe tile), in one
+    simulation. Each row also counts the case's pe tiles and the operators they run."""
     spec = dataclasses.replace(load_fabric(RIPPLE_FABRIC), queue_mode=mode, register_every=register_every)
+    if lanes != 1:
+        spec = spec.with_parameters("pe", lanes=lanes)
     runs = list(suite_runs(spec))
     started = time.monotonic()
     label = mode if register_every == 1 else f"{mode}-every{register_every}"
+    label += "" if lanes == 1 else f"-lanes{lanes}"
     results = run_many_on_rtl([run[5] for run in runs], profiles=["no_stall"] * len(runs),
                               seeds=[SEED] * len(runs), case=f"bench-queue-{label}", max_cycles=5_000_000,
                               extra_reads=[register_reads(run[5]) for run in runs])
@@ -62,8 +66,10 @@ def measure_suite(mode: str, register_every: int = 1) -> list[dict]:
         reads = split_register_reads(compiled, result.extra)
         problems = fabric_problems(lowering, compiled, result.outputs, result.firings, reads)
         image = len(compiled.image)
-        rows.append({"mode": mode, "register_every": register_every, "kernel": kernel, "variant": variant,
-                     "case": k,
+        tiles = [node.name for node in lowering.program.graph.fu_nodes()]
+        rows.append({"mode": mode, "register_every": register_every, "lanes": lanes, "kernel": kernel,
+                     "variant": variant, "case": k, "tiles": len(tiles),
+                     "operators": sum(len(lowering.units[tile]) for tile in tiles),
                      "steps": case["reference_steps"][variant], "rtl_cycles": result.cycles,
                      "image_words": image, "compute_cycles": result.cycles - image,
                      "model_cycles": predict_cycles(compiled).cycles,
@@ -92,7 +98,8 @@ def _graph_figures(rows: list[dict]) -> dict:
     return {"steps": largest["steps"], "compute": largest["compute_cycles"],
             "per_step": largest["compute_cycles"] / largest["steps"], "slope": slope,
             "passed": sum(row["passed"] for row in rows), "cases": len(rows),
-            "model_exact": sum(row["model_cycles"] == row["rtl_cycles"] for row in rows)}
+            "model_exact": sum(row["model_cycles"] == row["rtl_cycles"] for row in rows),
+            "tiles": largest.get("tiles"), "operators": largest.get("operators")}
 
 
 def _suite_table(suite: list[dict]) -> list[str]:

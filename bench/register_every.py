@@ -1,4 +1,5 @@
-"""Latency options of the pe fabric side by side: cycles per idealised step, Fmax, steps per second.
+"""Options of the pe fabric side by side: cycles per idealised step, tiles per operator, Fmax,
+steps per second.
 
 ``python -m bench.register_every`` runs two parts (``--part suite`` or ``--part fabric``
 re-measures one and keeps the other) and writes bench/results/register_every.json and .md:
@@ -14,15 +15,18 @@ re-measures one and keeps the other) and writes bench/results/register_every.jso
   not one tile, because a pass-through output's path runs across tiles: the grid must be at
   least K x K for the longest one to exist.
 
-An option is (``queue_mode``, ``register_every``): ``registered``/1 is the fabric as it was,
-``bypass`` lets a PE fire in the cycle its operand arrives, and ``register_every`` >= 2 lets a
-token cross several switches in that cycle (rsn/hops.py). Steps per microsecond = Fmax / the
-geometric mean of the loop cycles per step over the suite's graphs.
+An option is (``queue_mode``, ``register_every``, ``[pe] lanes``): ``registered``/1/1 is the
+fabric as it was, ``bypass`` lets a PE fire in the cycle its operand arrives, ``register_every``
+>= 2 lets a token cross several switches in that cycle (rsn/hops.py), and two lanes put two
+operators in a tile (ripple_core/pe/lanes.py). ``--option MODE:EVERY:LANES`` (repeatable)
+measures only those options and keeps the others' recorded rows. Steps per microsecond = Fmax /
+the geometric mean of the loop cycles per step over the suite's graphs.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import time
 from pathlib import Path
@@ -32,38 +36,57 @@ from rsn.fabric import Fabric
 from rsn.fabric_spec import load_fabric, parse_fabric
 
 from . import rsn as rsn_bench
-from .common import BUILD_ROOT, REPO, git_stamp, merged_report
+from .common import BUILD_ROOT, REPO, RESULTS, git_stamp, merged_report
 from .queue_bypass import _graph_figures, _revision, measure_suite, publish
 from .ripple_suite import KERNELS, SEED, VARIANTS
 
 __all__ = ["OPTIONS", "fabric_job", "markdown", "main"]
 
-OPTIONS = (("registered", 1), ("bypass", 1), ("bypass", 2), ("bypass", 3))
+OPTIONS = (("registered", 1, 1), ("bypass", 1, 1), ("bypass", 2, 1), ("bypass", 3, 1),
+           ("registered", 1, 2), ("bypass", 1, 2), ("bypass", 3, 2))
 TARGET = rsn_bench.FABRIC_TARGET
 COMMAND = "python -m bench.register_every"
+RECORD = RESULTS / "register_every.json"
+
+
+def _parse_option(text: str) -> tuple:
+    try:
+        mode, every, lanes = text.split(":")
+        option = (mode, int(every), int(lanes))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: write an option as MODE:EVERY:LANES, e.g. "
+                                         f"bypass:3:2") from None
+    if option not in OPTIONS:
+        raise argparse.ArgumentTypeError(f"{text!r} is not one of the bench's options: "
+                                         + ", ".join(":".join(map(str, o)) for o in OPTIONS))
+    return option
 
 
 def label(option) -> str:
-    mode, every = option
-    return f"{mode}, every {every}"
+    mode, every, lanes = option
+    return f"{mode}, every {every}" + ("" if lanes == 1 else f", {lanes} lanes")
+
+
+def _option_of(row: dict) -> tuple:
+    return row["mode"], row.get("register_every", 1), row.get("lanes", 1)
 
 
 def fabric_job(option, size: int, seeds: tuple[int, ...], build_root: str) -> dict:
     """A ``size`` x ``size`` grid of pe tiles under ``option`` through the harnessed flow."""
     started = time.perf_counter()
-    mode, every = option
+    mode, every, lanes = option
     ripple = load_fabric(RIPPLE_FABRIC)
     pe = ripple.parameters("pe")
     spec = parse_fabric({
         "rows": size, "cols": size, "tiles": [" ".join(["pe"] * size)] * size,
         "queue_depth": ripple.queue_depth, "queue_mode": mode, "register_every": every,
-        "pe": {"mem_depth": pe.mem_depth, "ripple_ops": pe.ripple_ops},
+        "pe": {"mem_depth": pe.mem_depth, "ripple_ops": pe.ripple_ops, "lanes": lanes},
         "host_ports": [{"name": "in0", "tile": [0, 0], "side": "W", "direction": "in"},
                        {"name": "out0", "tile": [size - 1, size - 1], "side": "E", "direction": "out"}],
     }, f"{size}x{size} of pe, {label(option)}")
-    name = f"pe_{size}x{size}_{mode}_every{every}"
+    name = f"pe_{size}x{size}_{mode}_every{every}" + ("" if lanes == 1 else f"_lanes{lanes}")
     placed, fold = rsn_bench.place_in_harness(lambda: Fabric(spec), name, TARGET, seeds, Path(build_root))
-    return {"mode": mode, "register_every": every, "size": size, "target": TARGET,
+    return {"mode": mode, "register_every": every, "lanes": lanes, "size": size, "target": TARGET,
             "luts": placed.luts, "ffs": placed.ffs, "fmax_mhz": placed.fmax_mhz,
             "fmax_per_seed": placed.fmax_per_seed, "seeds": list(seeds), "harness_fold": fold,
             "critical_path": rsn_bench.critical_path(Path(placed.reports[0]), Path(placed.netlist)),
@@ -75,8 +98,7 @@ def fabric_job(option, size: int, seeds: tuple[int, ...], build_root: str) -> di
 
 
 def _rows(suite: list[dict], option) -> list[dict]:
-    mode, every = option
-    return [row for row in suite if row["mode"] == mode and row.get("register_every", 1) == every]
+    return [row for row in suite if _option_of(row) == tuple(option)]
 
 
 def _graph_slopes(suite: list[dict], option) -> dict:
@@ -101,7 +123,8 @@ def _suite_table(suite: list[dict], options) -> list[str]:
             for option in options:
                 f = figures[option][kernel, variant]
                 slope = "-" if f["slope"] is None else f"{f['slope']:.2f}"
-                cells.append(f"{slope} ({f['per_step']:.2f})")
+                tiles = "" if f["tiles"] is None else f"; {f['tiles']}/{f['operators']}"
+                cells.append(f"{slope} ({f['per_step']:.2f}){tiles}")
             steps = figures[options[0]][kernel, variant]["steps"]
             name = f"{kernel} ({'STREAM' if variant == 'stream' else 'no STREAM'})"
             lines.append(f"| {name} | {steps} | " + " | ".join(cells) + " |")
@@ -112,10 +135,18 @@ def _suite_table(suite: list[dict], options) -> list[str]:
     summary("**geomean of loop cycles per step**",
             lambda fs: f"**{_geomean(f['slope'] for f in fs if f['slope']):.2f}**")
     summary("**worst loop**", lambda fs: f"{max(f['slope'] for f in fs if f['slope']):.2f}")
+    summary("**tiles per operator** (largest cases, all graphs)",
+            lambda fs: _tiles_per_operator(list(fs)))
     summary("passed / cycle model exact",
             lambda fs: f"{sum(f['passed'] for f in fs)}/{sum(f['cases'] for f in fs)} / "
                        f"{sum(f['model_exact'] for f in fs)}")
     return lines
+
+
+def _tiles_per_operator(figures: list[dict]) -> str:
+    if any(f["tiles"] is None for f in figures):
+        return "-"
+    return f"**{sum(f['tiles'] for f in figures) / sum(f['operators'] for f in figures):.2f}**"
 
 
 def _loop_geomean(suite: list[dict], option) -> float | None:
@@ -128,14 +159,12 @@ def _fabric_table(fabric: list[dict], suite: list[dict]) -> list[str]:
     lines = ["| option | grid | LUT | FF | Fmax (MHz), median | per seed | loop cycles per step (geomean) "
              "| steps per µs | vs registered, every 1 | critical path (first seed) |",
              "|---|---|---:|---:|---:|---|---:|---:|---:|---|"]
-    per_step = {(e["mode"], e["register_every"]): _loop_geomean(suite, (e["mode"], e["register_every"]))
-                for e in fabric}
+    per_step = {_option_of(e): _loop_geomean(suite, _option_of(e)) for e in fabric}
     rates = {option: None if cycles is None else entry["fmax_mhz"] / cycles
-             for entry in fabric for option, cycles in per_step.items()
-             if option == (entry["mode"], entry["register_every"])}
+             for entry in fabric for option, cycles in per_step.items() if option == _option_of(entry)}
     base = rates.get(OPTIONS[0])
     for entry in fabric:
-        option = (entry["mode"], entry["register_every"])
+        option = _option_of(entry)
         cycles, rate = per_step[option], rates[option]
         seeds = " / ".join(format(f, ".1f") for f in entry["fmax_per_seed"])
         grid = f"{entry['size']}x{entry['size']}"
@@ -158,7 +187,8 @@ def markdown(report: dict) -> str:
                   "Per graph: the loop's cycles per idealised step (the slope of compute cycles over the "
                   "suite's steps from the graph's smallest case to its largest), and in brackets the "
                   "largest case's compute cycles per step (RTL cycles - image words, / steps), which "
-                  "includes what a run pays once. Options are (queue_mode, register_every).", ""]
+                  "includes what a run pays once; then the largest case's pe tiles / operators. Options are "
+                  "(queue_mode, register_every, [pe] lanes).", ""]
         lines += _suite_table(report["suite"], options)
     if report.get("fabric"):
         lines += ["", f"## Whole pe grids on the {TARGET}", "",
@@ -174,15 +204,21 @@ def main(argv=None) -> int:
     parser.add_argument("--part", choices=("suite", "fabric", "both"), default="both")
     parser.add_argument("--size", type=int, default=3, help="pe grid size for Fmax (at least the largest K)")
     parser.add_argument("--seeds", type=int, nargs="+", default=[1], help="nextpnr seeds per grid")
+    parser.add_argument("--option", action="append", type=_parse_option, metavar="MODE:EVERY:LANES",
+                        help="measure only this option (repeatable); the others keep their recorded rows")
     args = parser.parse_args(argv)
+    options = args.option or list(OPTIONS)
     measured = {}
+    recorded = json.loads(RECORD.read_text()) if RECORD.exists() else {}
     if args.part in ("suite", "both"):
-        measured["suite"] = [row for option in OPTIONS for row in measure_suite(*option)]
+        kept = [row for row in recorded.get("suite", []) if _option_of(row) not in options]
+        measured["suite"] = kept + [row for option in options for row in measure_suite(*option)]
         measured["suite_git"] = git_stamp()
     if args.part in ("fabric", "both"):
         build_root = str(BUILD_ROOT / "register_every")
-        measured["fabric"] = []
-        for option in OPTIONS:
+        measured["fabric"] = [entry for entry in recorded.get("fabric", [])
+                              if _option_of(entry) not in options]
+        for option in options:
             entry = fabric_job(option, args.size, tuple(args.seeds), build_root)
             print(f"{label(option)}: {entry['luts']} LUT, {entry['fmax_mhz']:.1f} MHz ({entry['seconds']} s)",
                   flush=True)
@@ -191,6 +227,9 @@ def main(argv=None) -> int:
     report = merged_report("register_every", measured, {"fabric": str(RIPPLE_FABRIC.relative_to(REPO)),
                                                         "seed": SEED,
                                                         "options": [list(option) for option in OPTIONS]})
+    for part in ("suite", "fabric"):        # in OPTIONS order, whichever were measured now
+        report[part] = sorted(report.get(part, []), key=lambda row: OPTIONS.index(_option_of(row))
+                              if _option_of(row) in OPTIONS else len(OPTIONS))
     return publish("register_every", report, markdown(report))
 
 
