@@ -10,10 +10,13 @@ from hw.params import ParameterError
 from rsn.fu import FuKind, KindParameters, count_status, fu_signature
 
 from .config import (
+    LANE1_BASE,
     LANES,
     N_PORTS,
     N_SLOTS,
+    PORTS_IDENTITY,
     REG_CONFIG,
+    REG_PORTS,
     REG_STATUS,
     STATUS_FAULT,
     WIDTH,
@@ -169,10 +172,19 @@ class PeParameters(KindParameters):
 
 
 def describe_config(words) -> str:
-    """The operator a pe tile is configured as, from its configuration word and status register,
-    for hang reports (``rsn.fu.FuKind.describe_config``): ``STEER``, ``CARRY (not in its first
-    state)`` for a loop caught mid-way, ``LOAD (memory fault)``."""
-    word, status = words
+    """The operator(s) a pe tile is configured as, from lane 0's configuration word and status,
+    the port map and lane 1's (:data:`DESCRIBE_REGISTERS`), for hang reports
+    (``rsn.fu.FuKind.describe_config``): ``STEER``, ``CARRY (not in its first state)`` for a loop
+    caught mid-way, ``LOAD (memory fault)``; a two-lane tile whose map uses lane 1
+    ``lane 0 ADD; lane 1 STEER``. A one-lane tile reads 0 for the port map and lane 1."""
+    word, status, ports, word1, status1 = words
+    first = _describe_lane(word, status)
+    if ports in (0, PORTS_IDENTITY):
+        return first
+    return f"lane 0 {first}; lane 1 {_describe_lane(word1, status1)}"
+
+
+def _describe_lane(word: int, status: int) -> str:
     try:
         operator = decode_config(word)["op"]
     except ParameterError:
@@ -180,6 +192,9 @@ def describe_config(words) -> str:
     notes = ([] if status & 1 else ["not in its first state"]) + \
         (["memory fault"] if status & STATUS_FAULT else [])
     return operator + (f" ({', '.join(notes)})" if notes else "")
+
+
+DESCRIBE_REGISTERS = (REG_CONFIG, REG_STATUS, REG_PORTS, LANE1_BASE + REG_CONFIG, LANE1_BASE + REG_STATUS)
 
 
 def _timing(uop_queue, input_queues):
@@ -206,5 +221,5 @@ def _count_fields(uop: dict) -> tuple[str, ...]:
 PE_KIND = FuKind("pe", N_SLOTS, N_PORTS, PeUop, LATENCY, PeFu, pe_model, parameters=PeParameters,
                  count_fields=_count_fields,
                  check_uop=_check_uop, cyclic=True, timing=_timing,
-                 describe_registers=(REG_CONFIG, REG_STATUS), describe_config=describe_config,
+                 describe_registers=DESCRIBE_REGISTERS, describe_config=describe_config,
                  memory_port=True)

@@ -42,8 +42,7 @@ def lane_register(lane: int, register: int) -> int:
 
 
 class _Nowhere(Channel):
-    """A slot nothing feeds (never a token), or a lane port that reaches neither a tile output
-    nor the other lane (never room, as such a port is never taken, unless the lane drops it)."""
+    """A slot nothing feeds: never a token."""
 
     def __init__(self, name):
         super().__init__(name, 0)
@@ -137,7 +136,8 @@ class PairModel(UnitModel):
                 wired.append(self.internal[lane][port])
                 continue
             shown = [q for q, source in sorted(self.ports["outputs"].items()) if source == (lane, port)]
-            wired.append(outputs[shown[0]] if shown else _Nowhere(f"{self.name} lane {lane} o[{port}]"))
+            # Shown nowhere: as the RTL, the port's output register takes one token and keeps it.
+            wired.append(outputs[shown[0]] if shown else Channel(f"{self.name} lane {lane} o[{port}]", 1))
         return wired
 
     # Running

@@ -32,6 +32,7 @@ from ripple_core.pe import (
     REG_QUEUE_DEPTH,
     REG_RING_WORDS,
     REG_STATUS,
+    STATUS_FAULT,
     PeFu,
     PeUop,
     pe_config_word,
@@ -581,3 +582,21 @@ def test_tokens_left_between_lanes_keep_the_micro_op():
     simulator.add_clock(1e-8)
     simulator.add_testbench(bench)
     simulator.run()
+
+
+def test_hang_reports_name_both_lanes_of_a_two_lane_tile():
+    """describe_config reads the port map and lane 1's registers: a tile whose map uses lane 1
+    names both operators; a one-lane tile (the registers read 0) or an identity map names one."""
+    from ripple_core.pe import PE_KIND
+
+    carry, steer = pe_config_word("CARRY"), pe_config_word("STEER")
+    paired = port_map_word({(0, 0): ("in", 0), (1, 0): ("lane", 0)}, {0: (1, 0)})
+    describe = PE_KIND.describe_config
+    assert describe((carry, 0, paired, steer, 1)) == "lane 0 CARRY (not in its first state); lane 1 STEER"
+    assert describe((carry, 1, 0, 0, 0)) == "CARRY"
+    assert describe((carry, 1 | STATUS_FAULT, PORTS_IDENTITY, steer, 1)) == "CARRY (memory fault)"
+    model = PairModel()
+    for address, word in ((REG_CONFIG, carry), (REG_PORTS, paired), (lane_register(1, REG_CONFIG), steer)):
+        model.write_word(address, word)
+    words = tuple(model.read_word(address) for address in PE_KIND.describe_registers)
+    assert describe(words) == "lane 0 CARRY; lane 1 STEER"
