@@ -1,7 +1,8 @@
 """The pe tile's clock against the RSN fabric's: one interior tile of each on the ECP5-85F.
 
 ``python -m bench.pe_fmax`` builds an interior ``pe`` tile (examples/fabrics/ripple.toml's
-``[pe]`` parameters, queue depth 2) in each queue mode (``registered`` and ``bypass``), and an
+``[pe]`` parameters, queue depth 2) in each queue mode (``registered`` and ``bypass``), and with
+two operators per tile (``[pe] lanes = 2``, registered), and an
 interior tile of each kind of the RSN bench's default fabric mix (``mem``, ``mac``, ``alu``;
 bench/rsn.py's ``FABRIC_TILE_MIX``, default queue depth 4, ``registered``), as
 bench/queue_bypass.py builds its tiles: LUT/FF from the synthesised bare tile, Fmax from nextpnr
@@ -38,35 +39,36 @@ from .common import BUILD_ROOT, RESULTS, git_stamp, now, run_jobs, write_results
 __all__ = ["tile_spec", "tile_job", "measure", "markdown", "main"]
 
 TARGET = rsn_bench.FABRIC_TARGET
-PE_MODES = ("registered", "bypass")
+PE_VARIANTS = (("registered", 1), ("bypass", 1), ("registered", 2))     # (queue mode, [pe] lanes)
 REFERENCE_KINDS = rsn_bench.FABRIC_TILE_MIX
 TARGET_RATIO = 0.9
 COMMAND = "python -m bench.pe_fmax"
 
 
-def tile_spec(kind: str, mode: str):
+def tile_spec(kind: str, mode: str, lanes: int = 1):
     """A 3x3 grid of ``kind`` in queue ``mode``: ripple.toml's queue depth and [pe] table for
-    ``pe``, the defaults for the other kinds."""
+    ``pe`` (with ``lanes`` operators per tile), the defaults for the other kinds."""
     if kind == "pe":
         ripple = load_fabric(RIPPLE_FABRIC)
         return parse_fabric({"rows": 3, "cols": 3, "tiles": ["pe pe pe"] * 3, "queue_mode": mode,
                              "queue_depth": ripple.queue_depth,
-                             "pe": dataclasses.asdict(ripple.parameters("pe"))}, f"3x3 of pe, {mode}")
+                             "pe": {**dataclasses.asdict(ripple.parameters("pe")), "lanes": lanes}},
+                            f"3x3 of pe, {mode}, {lanes} lane(s)")
     return parse_fabric({"rows": 3, "cols": 3, "tiles": [f"{kind} {kind} {kind}"] * 3, "queue_mode": mode},
                         f"3x3 of {kind}, {mode}")
 
 
-def tile_job(kind: str, mode: str, seeds: tuple[int, ...], build_root: str) -> dict:
+def tile_job(kind: str, mode: str, seeds: tuple[int, ...], build_root: str, lanes: int = 1) -> dict:
     """Worker: the interior tile of a 3x3 grid of ``kind``: bare synthesis for LUT/FF, harnessed
     place and route for Fmax."""
     started = time.perf_counter()
-    spec = tile_spec(kind, mode)
-    name = f"tile_{kind}_{mode}"
+    spec = tile_spec(kind, mode, lanes)
+    name = f"tile_{kind}_{mode}" + ("" if lanes == 1 else f"_lanes{lanes}")
     area = rsn_bench.synthesise_only(Tile(spec, 1, 1), name, TARGET, Path(build_root))
     placed, fold = rsn_bench.place_in_harness(lambda: Tile(spec, 1, 1), f"{name}_harness", TARGET,
                                               seeds, Path(build_root))
     path = rsn_bench.critical_path(Path(placed.reports[0]), Path(placed.netlist))
-    return {"kind": kind, "mode": mode, "queue_depth": spec.queue_depth, "target": TARGET,
+    return {"kind": kind, "mode": mode, "lanes": lanes, "queue_depth": spec.queue_depth, "target": TARGET,
             "luts": area["luts"], "ffs": area["ffs"], "brams": area["brams"],
             "mults": area["cells"].get("MULT18X18D", 0), "fmax_mhz": placed.fmax_mhz,
             "fmax_per_seed": placed.fmax_per_seed, "seeds": list(seeds), "harness_fold": fold,
@@ -76,14 +78,14 @@ def tile_job(kind: str, mode: str, seeds: tuple[int, ...], build_root: str) -> d
 def measure(label: str, reference: bool, workers: int, seeds: tuple[int, ...]) -> dict:
     """The pe tile in both modes under ``label`` (and the reference tiles with ``reference``)."""
     build_root = str(BUILD_ROOT / "pe_fmax" / label)
-    jobs = [(tile_job, "pe", mode, seeds, build_root) for mode in PE_MODES]
+    jobs = [(tile_job, "pe", mode, seeds, build_root, lanes) for mode, lanes in PE_VARIANTS]
     if reference:
         jobs += [(tile_job, kind, "registered", seeds, build_root) for kind in REFERENCE_KINDS]
     stamp = {**git_stamp(), "date": now()}
     done = run_jobs(jobs, workers, lambda e: f"{e['kind']} {e['mode']}: {e['luts']} LUT, {e['ffs']} FF, "
                                              f"{e['fmax_mhz']:.1f} MHz ({e['seconds']} s)")
-    order = {(kind, mode): n for n, (_, kind, mode, *_rest) in enumerate(jobs)}
-    done.sort(key=lambda e: order[e["kind"], e["mode"]])
+    order = {(job[1], job[2], job[5] if len(job) > 5 else 1): n for n, job in enumerate(jobs)}
+    done.sort(key=lambda e: order[e["kind"], e["mode"], e.get("lanes", 1)])
     measured = {label: {"pe": [e for e in done if e["kind"] == "pe"], **stamp}}
     if reference:
         measured["reference"] = {"tiles": [e for e in done if e["kind"] != "pe"], **stamp}
@@ -106,7 +108,8 @@ def _revision(stamp: dict) -> str:
 
 def _row(label: str, entry: dict, reference: dict | None) -> str:
     ratio = f"{entry['fmax_mhz'] / reference['fmax_mhz']:.2f}" if reference and entry["kind"] == "pe" else "-"
-    return (f"| {label} | {entry['kind']} | {entry['queue_depth']} | {entry['mode']} | {entry['luts']} | "
+    mode = entry["mode"] + ("" if entry.get("lanes", 1) == 1 else f", {entry['lanes']} lanes")
+    return (f"| {label} | {entry['kind']} | {entry['queue_depth']} | {mode} | {entry['luts']} | "
             f"{entry['ffs']} | {entry.get('mults', '-')} | {entry['fmax_mhz']:.1f} | "
             f"{' / '.join(format(f, '.1f') for f in entry['fmax_per_seed'])} | {ratio} | "
             f"{rsn_bench._path_summary(entry['critical_path'])} |")
@@ -117,7 +120,8 @@ def _path_lines(label: str, entry: dict) -> list[str]:
     if not path:
         return []
     sources = sorted({source for net in path["nets"] for source in net["src"]})
-    return [f"- **{label}, {entry['kind']} {entry['mode']}**: {path['delay_ns']:.2f} ns = "
+    lanes = "" if entry.get("lanes", 1) == 1 else f", {entry['lanes']} lanes"
+    return [f"- **{label}, {entry['kind']} {entry['mode']}{lanes}**: {path['delay_ns']:.2f} ns = "
             f"{path['logic_ns']:.2f} logic + {path['routing_ns']:.2f} routing, {path['logic_steps']} logic "
             f"steps, from `{path['from_cell']}` ({', '.join(path['from_src']) or 'no src'}) to "
             f"`{path['to_cell']}.{path['to_port']}`; nets from {', '.join(sources) or 'no src'}."]
