@@ -53,7 +53,8 @@ def measure_suite(mode: str, register_every: int = 1, lanes: int = 1) -> list[di
     spec = dataclasses.replace(load_fabric(RIPPLE_FABRIC), queue_mode=mode, register_every=register_every)
     if lanes != 1:
         spec = spec.with_parameters("pe", lanes=lanes)
-    runs = list(suite_runs(spec))
+    failures = []
+    runs = list(suite_runs(spec, failures=failures))
     started = time.monotonic()
     label = mode if register_every == 1 else f"{mode}-every{register_every}"
     label += "" if lanes == 1 else f"-lanes{lanes}"
@@ -74,6 +75,13 @@ def measure_suite(mode: str, register_every: int = 1, lanes: int = 1) -> list[di
                      "image_words": image, "compute_cycles": result.cycles - image,
                      "model_cycles": predict_cycles(compiled).cycles,
                      "passed": not problems and result.done_cycle is not None, "problems": problems})
+    for kernel, variant, k, case, lowering, error in failures:     # did not place or route
+        tiles = [node.name for node in lowering.program.graph.fu_nodes()]
+        rows.append({"mode": mode, "register_every": register_every, "lanes": lanes, "kernel": kernel,
+                     "variant": variant, "case": k, "tiles": len(tiles),
+                     "operators": sum(len(lowering.units[tile]) for tile in tiles),
+                     "steps": case["reference_steps"][variant], "rtl_cycles": None, "image_words": None,
+                     "compute_cycles": None, "model_cycles": None, "passed": False, "problems": [error]})
     return rows
 
 
@@ -89,8 +97,11 @@ def measure_tiles(workers: int, seeds: tuple[int, ...]) -> list[dict]:
 
 
 def _graph_figures(rows: list[dict]) -> dict:
-    largest = max(rows, key=lambda row: row["steps"])
-    smallest = min(rows, key=lambda row: row["steps"])
+    """A graph's figures from its cases that ran (a case that did not place or route counts as
+    not passed and is left out of the cycles)."""
+    ran = [row for row in rows if row["rtl_cycles"] is not None] or rows
+    largest = max(ran, key=lambda row: row["steps"])
+    smallest = min(ran, key=lambda row: row["steps"])
     slope = None
     if largest["steps"] != smallest["steps"]:
         slope = ((largest["compute_cycles"] - smallest["compute_cycles"])
@@ -98,7 +109,8 @@ def _graph_figures(rows: list[dict]) -> dict:
     return {"steps": largest["steps"], "compute": largest["compute_cycles"],
             "per_step": largest["compute_cycles"] / largest["steps"], "slope": slope,
             "passed": sum(row["passed"] for row in rows), "cases": len(rows),
-            "model_exact": sum(row["model_cycles"] == row["rtl_cycles"] for row in rows),
+            "model_exact": sum(row["rtl_cycles"] is not None and row["model_cycles"] == row["rtl_cycles"]
+                               for row in rows),
             "tiles": largest.get("tiles"), "operators": largest.get("operators")}
 
 

@@ -68,15 +68,28 @@ PROFILE, SEED = "no_stall", 1
 BFS_VERTICES, BFS_DEGREE = 1024, 4      # on a fabric with a shared memory
 
 
-def suite_runs(spec, suite: Path = SUITE):
-    """(kernel, variant, case index, case, lowering, compiled) for every graph-case pair of the suite."""
+def suite_runs(spec, suite: Path = SUITE, failures: list | None = None):
+    """(kernel, variant, case index, case, lowering, compiled) for every graph-case pair of the suite.
+
+    With ``failures`` (a list), a case that does not place or route is left out and added to it
+    as (kernel, variant, case index, case, lowering, error), so that a bench can report it."""
+    from rsn.place import PlaceError
+    from rsn.route import RouteError
+
     for kernel in KERNELS:
         cases = load_vectors(suite / f"{kernel}.vectors.json")
         for variant in VARIANTS:
             graph = load_graph(suite / f"{kernel}.riptide{'.nostream' if variant == 'nostream' else ''}.json")
             for k, case in enumerate(cases):
                 lowering = lower_graph(graph, case, spec, name=f"{kernel}-{variant}-case{k}")
-                yield kernel, variant, k, case, lowering, compile_lowering(lowering, spec, seed=SEED)
+                try:
+                    compiled = compile_lowering(lowering, spec, seed=SEED)
+                except (PlaceError, RouteError) as error:
+                    if failures is None:
+                        raise
+                    failures.append((kernel, variant, k, case, lowering, f"{type(error).__name__}: {error}"))
+                    continue
+                yield kernel, variant, k, case, lowering, compiled
 
 
 def measure(suite: Path = SUITE, fabric: Path = RIPPLE_FABRIC) -> dict:
