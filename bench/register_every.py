@@ -178,7 +178,7 @@ def _fabric_table(fabric: list[dict], suite: list[dict]) -> list[str]:
 
 def markdown(report: dict) -> str:
     options = [option for option in OPTIONS if _rows(report.get("suite", []), option)]
-    lines = ["# Latency options of the pe fabric: cycles per step, Fmax, steps per second", "",
+    lines = ["# Options of the pe fabric: cycles per step, tiles per operator, Fmax, steps per second", "",
              f"Written by `{COMMAND}` (`--part suite` at git {_revision(report.get('suite_git'))}, "
              f"`--part fabric` at git {_revision(report.get('fabric_git'))}); bench/register_every.py says "
              f"how each figure is taken, docs/ripple.md what follows from them.", ""]
@@ -190,6 +190,12 @@ def markdown(report: dict) -> str:
                   "includes what a run pays once; then the largest case's pe tiles / operators. Options are "
                   "(queue_mode, register_every, [pe] lanes).", ""]
         lines += _suite_table(report["suite"], options)
+        failed = [row for row in report["suite"] if row.get("rtl_cycles") is None]
+        if failed:
+            lines += ["", "Cases that did not place or route (left out of their graph's figures; a graph "
+                      "with one case left shows no loop figure):", ""]
+            lines += [f"- {label(_option_of(row))}: {row['kernel']} ({row['variant']}) case {row['case']}, "
+                      f"{row['tiles']} tiles: {row['problems'][0].splitlines()[0]}" for row in failed]
     if report.get("fabric"):
         lines += ["", f"## Whole pe grids on the {TARGET}", "",
                   "In the RSN bench's pin-limited harness (bench/rsn.py): LUT/FF include the harness, Fmax "
