@@ -46,13 +46,61 @@ from .rtl import RipplePE
 __all__ = ["elaborate_lanes"]
 
 
-def _first(selects) -> list:
+class _HARDWARE:
+    """The operations of :func:`_selects` on Amaranth values."""
+    false = Const(0)
+
+    @staticmethod
+    def invert(value):
+        return ~value
+
+    @staticmethod
+    def any(values):
+        return Cat(*values).any()
+
+
+class _PYTHON:
+    """The same operations on Python booleans, for the selects' reset values."""
+    false = False
+
+    @staticmethod
+    def invert(value):
+        return not value
+
+    @staticmethod
+    def any(values):
+        return any(values)
+
+
+def _first(selects, ops) -> list:
     """For a list of select bits, the bits that are set with none set before them."""
-    firsts, seen = [], Const(0)
+    firsts, seen = [], ops.false
     for select in selects:
-        firsts.append(select & ~seen)
+        firsts.append(select & ops.invert(seen))
         seen = seen | select
     return firsts
+
+
+def _selects(source, codes, ops) -> dict:
+    """What a port map (each slot's ``source`` code, each tile output's ``codes``) selects, as
+    flat lists: ``from_input`` (tile input j feeds slot index: [j][index]), ``from_queue`` (lane
+    L's port p feeds slot k of lane 1 - L: [L][p][k]), ``internal`` ([L][p]) and ``shows``
+    (tile output q shows lane port code: [q][code])."""
+    from_input = [_first([source[index] == j for index in range(2 * N_SLOTS)], ops) for j in range(N_SLOTS)]
+    from_queue = [[_first([source[N_SLOTS * (1 - lane) + k] == SOURCE_INTERNAL + p for k in range(N_SLOTS)],
+                          ops) for p in range(N_PORTS)] for lane in range(2)]
+    internal = [[ops.any(from_queue[lane][p]) for p in range(N_PORTS)] for lane in range(2)]
+    shows = []
+    for q in range(N_PORTS):
+        for code in range(2 * N_PORTS):
+            lane, p = divmod(code, 2)
+            shown = (codes[q] == code) & ops.invert(internal[lane][p])
+            if q:
+                shown = shown & (codes[0] != code)
+            shows.append(shown)
+    return {"from_input": [bit for row in from_input for bit in row],
+            "from_queue": [bit for lane in from_queue for port in lane for bit in port],
+            "internal": [bit for lane in internal for bit in lane], "shows": shows}
 
 
 def elaborate_lanes(fu, m: Module, *, mem_depth: int, shared_words: int, ripple_ops: bool):
@@ -67,7 +115,6 @@ def elaborate_lanes(fu, m: Module, *, mem_depth: int, shared_words: int, ripple_
     # The port map register and the config bus: REG_PORTS here, lane 1's registers at
     # LANE1_BASE + r, everything else lane 0's. Reads return in the next cycle.
     ports_word = Signal(PORT_MAP.size, init=PORTS_IDENTITY, name="ports_word")
-    ports = PORT_MAP(ports_word)
     cfg = fu.cfg
     on_ports = cfg.addr == REG_PORTS
     on_lane1 = (cfg.addr >= LANE1_BASE) & (cfg.addr < LANE1_BASE + LANE_REGISTERS)
@@ -94,16 +141,27 @@ def elaborate_lanes(fu, m: Module, *, mem_depth: int, shared_words: int, ripple_
         for p in range(N_PORTS):
             m.submodules[f"internal{lane}_{p}"] = queues[lane][p]
 
-    # Slots: each slot's source, and which slot each tile input and each queue feeds.
-    source = [ports.slots[index] for index in range(2 * N_SLOTS)]
+    # The selects the port map decodes to, in registers: they load with the word (from the value
+    # being written, so they never lag it), and the streams' multiplexers see flip-flops only.
+    written = cfg.write & on_ports
+    ports_next = PORT_MAP(Mux(written, cfg.data[:PORT_MAP.size], ports_word))
+    wanted = _selects([ports_next.slots[index] for index in range(2 * N_SLOTS)],
+                      [ports_next.outputs[q] for q in range(N_PORTS)], _HARDWARE)
+    reset = _selects([(PORTS_IDENTITY >> (3 * index)) & 7 for index in range(2 * N_SLOTS)],
+                     [(PORTS_IDENTITY >> (6 * N_SLOTS + 2 * q)) & 3 for q in range(N_PORTS)], _PYTHON)
+    selects = {}
+    for name, values in wanted.items():
+        bits = Signal(len(values), init=sum(int(bool(v)) << n for n, v in enumerate(reset[name])), name=name)
+        m.d.sync += bits.eq(Cat(*values))
+        selects[name] = [bits[n] for n in range(len(values))]
     slot_of = [(index // N_SLOTS, index % N_SLOTS) for index in range(2 * N_SLOTS)]
-    from_input = [_first([source[index] == j for index in range(2 * N_SLOTS)]) for j in range(N_SLOTS)]
-    from_queue = [[_first([source[N_SLOTS * (1 - lane) + k] == SOURCE_INTERNAL + p for k in range(N_SLOTS)])
-                   for p in range(N_PORTS)] for lane in range(2)]      # [lane][port][slot of lane 1 - lane]
-    internal = [[Signal(name=f"internal{lane}_{p}") for p in range(N_PORTS)] for lane in range(2)]
-    for lane in range(2):
-        for p in range(N_PORTS):
-            m.d.comb += internal[lane][p].eq(Cat(*from_queue[lane][p]).any())
+    # from_input[j][index]: tile input j feeds slot index; from_queue[lane][p][k]: lane's port p
+    # feeds slot k of lane 1 - lane; internal[lane][p]; shows[q][2 * lane + p].
+    from_input = [selects["from_input"][2 * N_SLOTS * j:2 * N_SLOTS * (j + 1)] for j in range(N_SLOTS)]
+    from_queue = [[selects["from_queue"][N_SLOTS * (N_PORTS * lane + p):N_SLOTS * (N_PORTS * lane + p + 1)]
+                   for p in range(N_PORTS)] for lane in range(2)]
+    internal = [selects["internal"][N_PORTS * lane:N_PORTS * (lane + 1)] for lane in range(2)]
+    shows = [selects["shows"][2 * N_PORTS * q:2 * N_PORTS * (q + 1)] for q in range(N_PORTS)]
 
     for index, (lane, k) in enumerate(slot_of):
         slot = lanes[lane].i[k]
@@ -125,16 +183,6 @@ def elaborate_lanes(fu, m: Module, *, mem_depth: int, shared_words: int, ripple_
 
     # Tile outputs: output q shows lane port outputs[q], unless it is internal or output 0
     # shows it already; a lane port is ready through the internal queue or the output showing it.
-    codes = [ports.outputs[q] for q in range(N_PORTS)]
-    shows = [[Signal(name=f"o{q}_shows{lane}_{p}") for lane in range(2) for p in range(N_PORTS)]
-             for q in range(N_PORTS)]      # shows[q][2 * lane + p]
-    for q in range(N_PORTS):
-        for code in range(2 * N_PORTS):
-            lane, p = divmod(code, 2)
-            shown = (codes[q] == code) & ~internal[lane][p]
-            if q:
-                shown &= codes[0] != code
-            m.d.comb += shows[q][code].eq(shown)
     for q in range(N_PORTS):
         m.d.comb += [
             fu.o[q].valid.eq(Cat(*(shows[q][code] & lanes[code // 2].o[code % 2].valid
