@@ -11,11 +11,28 @@ needs one of its outgoing (incoming) links for the whole program (see rsn/route.
 two-input node fed from elsewhere on a corner tile leaves that corner no link for anything else.
 Each such stream costs a detour across the grid, so placements that cannot route go first.
 
+A third term estimates through-traffic. Wirelength alone packs a graph into a compact block, and
+a block of busy tiles uses most of its own links for its own streams (a two-lane pe tile may take
+three or four arrivals), so the streams that must cross it have nowhere to go and negotiation
+fails however long it runs. Each stream is taken to cross every column boundary between its
+source and its easternmost (westernmost) sink once eastward (westward), in any row of its bounding
+box with equal likelihood, and likewise every row boundary: so it loads each usable link of that
+crossing by 1/k of a stream (k parallel usable links in the box). Loads are summed over windows of
+a link and its parallel neighbours (``WINDOW`` on either side), since the router can detour one
+row or column at the cost of two hops and a single overloaded link is cheap; the streams beyond a
+window's link count cost ``CONGESTION_WEIGHT`` each. A lone straight stream (load 1 on its links)
+costs nothing, so the cost of a graph with room around it is its wirelength as before (its
+placement may still change: the annealer's walk passes through congested states), while a dense
+graph spreads until its estimated load fits. The term is opt-in (``place(congestion=True)``):
+:func:`rsn.route.place_and_route` uses it only for graphs whose plain placements did not route,
+so everything that routed before keeps its placement. Loads are integers (units of 1/lcm(1..rows, cols) of a
+stream), so the annealer's incremental load updates are exact and never drift.
+
 Algorithm: a greedy initial placement (nodes in breadth-first order from the anchored ones, each
 on the free tile nearest its placed neighbours) refined by simulated annealing (moves and swaps
 within a shrinking window, VPR-style adaptive cooling) with a fixed seed, so the same graph,
-fabric and seed always give the same placement. The cost ignores through-traffic: congestion
-beyond tile endpoints is left to the router's negotiation.
+fabric and seed always give the same placement. The through-traffic term is an estimate; the
+router's negotiation still decides where each stream goes.
 """
 
 import heapq
@@ -32,6 +49,13 @@ from rsn.hops import link_weight
 
 __all__ = ["PlaceError", "Placement", "place", "all_placements", "usable_links", "tile_distances",
            "wirelength", "port_overflow", "host_side"]
+
+
+# Through-traffic (see the module docstring): cost per stream beyond a window's link count, the
+# streams a link may carry in the estimate, and the parallel links on either side in a window.
+CONGESTION_WEIGHT = 20.0
+LINK_CAPACITY = 1.0
+WINDOW = 1
 
 
 class PlaceError(ValueError):
@@ -236,7 +260,9 @@ class _Annealer:
     """Moves and swaps of unpinned nodes among usable tiles of their kind, by incremental cost.
 
     Cost = wirelength + ``overflow_weight`` per stream beyond a tile's link count (see
-    :func:`port_overflow`), so placements that cannot be routed are driven out first.
+    :func:`port_overflow`), so placements that cannot be routed are driven out first, +
+    ``congestion_weight`` per stream of estimated through-traffic beyond a window of links'
+    capacity (:meth:`_net_load`, the module docstring).
 
     The inner loop runs hundreds of thousands of times per placement, so it works on integers:
     nodes and tiles are list indices, distances a matrix, and a link endpoint ("out" or "in" at
@@ -245,7 +271,7 @@ class _Annealer:
     """
 
     def __init__(self, graph, tiles, kind_tiles, distances, adjacency, rng, *, span, unreachable,
-                 overflow_weight):
+                 overflow_weight, shape, congestion_weight=0.0, capacity=1.0):
         self.graph, self.tiles, self.rng = graph, tiles, rng
         self.overflow_weight, self.span = overflow_weight, span     # span: the largest move
         grid = sorted({*adjacency, *tiles.values(), *(t for usable in kind_tiles.values() for t in usable)})
@@ -271,11 +297,99 @@ class _Annealer:
         for k in range(len(self.edges)):
             for key in self._edge_terms(k)[1]:
                 self.demand[key] += 1
+        self.congestion_weight = congestion_weight
+        if congestion_weight:
+            self._links_init(adjacency, shape, capacity)
 
-    def cost(self) -> int:
+    def cost(self) -> float:
         wire = sum(self._edge_terms(k)[0] for k in range(len(self.edges)))
         over = sum(max(0, demand - supply) for demand, supply in zip(self.demand, self.supply, strict=True))
-        return wire + self.overflow_weight * over
+        return wire + self.overflow_weight * over + self.congestion_weight * self.congestion()
+
+    # --- through-traffic: each stream's expected load on the links of its bounding box ---------
+
+    def _links_init(self, adjacency, shape, capacity):
+        rows, cols = shape
+        self.cols = cols
+        # Loads are integers in units of 1/lcm(1..n) of a stream, so that spreading a stream over
+        # any number of parallel links is exact and the incremental sums never drift.
+        self.unit = math.lcm(*range(1, max(rows, cols) + 1))
+        self.usable = {(tile[0] * cols + tile[1]) * 4 + side
+                       for tile, links in adjacency.items() for side, _ in links}
+        self.segment_cache, self.segments = {}, []
+        self.load = [0] * (rows * cols * 4)
+        # A window: a usable link and its usable parallel neighbours within WINDOW rows (columns).
+        self.windows_of = [[] for _ in self.load]
+        self.window_cap, self.window_load = {}, {}
+        for centre in sorted(self.usable):
+            tile, side = divmod(centre, 4)
+            row, col = divmod(tile, cols)
+            step = cols * 4 if side in (1, 3) else 4
+            members = [centre + offset * step for offset in range(-WINDOW, WINDOW + 1)
+                       if 0 <= (row if side in (1, 3) else col) + offset < (rows if side in (1, 3) else cols)]
+            members = [link for link in members if link in self.usable]
+            self.window_cap[centre] = round(capacity * self.unit * len(members))
+            self.window_load[centre] = 0
+            for link in members:
+                self.windows_of[link].append(centre)
+        self.net_load = [self._net_load(k) for k in range(len(self.edges))]
+        for loads in self.net_load:
+            for segment in loads:
+                links, amount = self.segments[segment]
+                for link in links:
+                    self.load[link] += amount
+                    for centre in self.windows_of[link]:
+                        self.window_load[centre] += amount
+
+    def _segment(self, side, line, low, high) -> int:
+        """The usable links leaving tiles of row or column ``line`` by ``side`` (E/W: rows
+        ``low..high`` of column ``line``; N/S: columns ``low..high`` of row ``line``), as an index
+        into ``segments``: (links, the share of a stream each carries if it crosses there once)."""
+        key = (side, line, low, high)
+        segment = self.segment_cache.get(key)
+        if segment is None:
+            cols = self.cols
+            if side in (1, 3):
+                links = [(row * cols + line) * 4 + side for row in range(low, high + 1)]
+            else:
+                links = [(line * cols + col) * 4 + side for col in range(low, high + 1)]
+            links = tuple(link for link in links if link in self.usable)
+            segment = self.segment_cache[key] = len(self.segments)
+            self.segments.append((links, self.unit // len(links) if links else 0))
+        return segment
+
+    def _net_load(self, k: int) -> list:
+        """Stream ``k``'s expected link load, as [(links, share of a stream on each)]: any route
+        of it crosses every column boundary between its source and its farthest sink east (west)
+        eastward (westward) at least once, and every row boundary likewise, and is as likely to
+        cross in any row (column) of its bounding box."""
+        source_node, sinks = self.edges[k]
+        grid, pos = self.grid, self.pos
+        top, left = grid[pos[source_node]]
+        row_low = row_high = top
+        col_low = col_high = left
+        for sink in sinks:
+            row, col = grid[pos[sink]]
+            if row < row_low:
+                row_low = row
+            elif row > row_high:
+                row_high = row
+            if col < col_low:
+                col_low = col
+            elif col > col_high:
+                col_high = col
+        segment = self._segment
+        return ([segment(1, col, row_low, row_high) for col in range(left, col_high)]
+                + [segment(3, col, row_low, row_high) for col in range(col_low + 1, left + 1)]
+                + [segment(2, row, col_low, col_high) for row in range(top, row_high)]
+                + [segment(0, row, col_low, col_high) for row in range(row_low + 1, top + 1)])
+
+    def congestion(self) -> float:
+        """Expected streams beyond the links' capacity, summed over links."""
+        if not self.congestion_weight:
+            return 0.0
+        caps = self.window_cap
+        return sum(max(0, load - caps[centre]) for centre, load in self.window_load.items()) / self.unit
 
     def _relocate(self, name, tile):
         pos, occupant = self.pos, self.occupant
@@ -336,12 +450,58 @@ class _Annealer:
             if diff:
                 old, most = demand[key], supply[key]
                 over += max(0, old + diff - most) - max(0, old - most)
-        return wire + self.overflow_weight * over, change
+        if not self.congestion_weight:
+            return wire + self.overflow_weight * over, (change, None)
+        net_load, loads = self.net_load, {}
+        crossings = {}                  # segment -> change of the streams crossing it
+        for k in affected:
+            old, new = net_load[k], self._net_load(k)
+            if new == old:
+                continue
+            loads[k] = new
+            for segment in old:
+                crossings[segment] = crossings.get(segment, 0) - 1
+            for segment in new:
+                crossings[segment] = crossings.get(segment, 0) + 1
+        link_change, segments = {}, self.segments
+        get = link_change.get
+        for segment, count in crossings.items():
+            if count:
+                links, amount = segments[segment]
+                amount *= count
+                for link in links:
+                    link_change[link] = get(link, 0) + amount
+        window_change, windows_of = {}, self.windows_of
+        get = window_change.get
+        for link, diff in link_change.items():
+            for centre in windows_of[link]:
+                window_change[centre] = get(centre, 0) + diff
+        beyond, load, caps = 0, self.window_load, self.window_cap
+        for centre, diff in window_change.items():
+            old, cap = load[centre], caps[centre]
+            new = old + diff
+            if new > cap:
+                beyond += new - cap
+            if old > cap:
+                beyond -= old - cap
+        return (wire + self.overflow_weight * over + self.congestion_weight * beyond / self.unit,
+                (change, (loads, link_change, window_change)))
 
-    def _keep(self, change: dict):
+    def _keep(self, changes):
+        change, links = changes
         demand = self.demand
         for key, diff in change.items():
             demand[key] += diff
+        if links is not None:
+            loads, link_change, window_change = links
+            for k, new in loads.items():
+                self.net_load[k] = new
+            load = self.load
+            for link, diff in link_change.items():
+                load[link] += diff
+            load = self.window_load
+            for centre, diff in window_change.items():
+                load[centre] += diff
 
     def _candidates(self, kind: str, tile: int, reach: int) -> list:
         """Usable tiles of ``kind`` within ``reach`` rows and columns of ``tile`` (cached)."""
@@ -409,10 +569,14 @@ class _Annealer:
         self.tiles.update((name, self.grid[tile]) for name, tile in zip(self.names, best_pos, strict=True))
 
 
-def place(spec: FabricSpec, graph: StreamGraph, *, seed: int = 0, effort: float = 1.0) -> Placement:
+def place(spec: FabricSpec, graph: StreamGraph, *, seed: int = 0, effort: float = 1.0,
+          congestion: bool = False) -> Placement:
     """Bind FU nodes to tiles (pins, kinds and failed tiles respected), minimising wirelength.
 
     ``effort`` scales the number of annealing moves; ``seed`` fixes their random choices.
+    ``congestion`` adds the through-traffic term (module docstring): it spreads a dense graph
+    so that streams can cross it, at 3-5x the annealing time, so the router asks for it only
+    once plain placements have failed to route.
     """
     tiles, sides, pinned = _anchored_tiles(spec, graph)
     kind_tiles = {kind: [tile for tile in spec.all_tiles()
@@ -426,7 +590,9 @@ def place(spec: FabricSpec, graph: StreamGraph, *, seed: int = 0, effort: float 
     _greedy(spec, graph, tiles, free_tiles, distances, unreachable)
     _Annealer(graph, tiles, kind_tiles, distances, adjacency, random.Random(seed),
               span=max(spec.rows, spec.cols), unreachable=unreachable,
-              overflow_weight=2 * (spec.rows + spec.cols)).run(effort)
+              overflow_weight=2 * (spec.rows + spec.cols), shape=(spec.rows, spec.cols),
+              congestion_weight=CONGESTION_WEIGHT if congestion else 0.0,
+              capacity=LINK_CAPACITY).run(effort)
     return Placement(tiles=tiles, host_sides=sides,
                      wirelength=wirelength(graph, tiles, distances, unreachable),
                      overflow=sum(port_overflow(graph, tiles, adjacency).values()), seed=seed)

@@ -360,16 +360,18 @@ def _remember(shape: tuple, *outcome):
 
 
 def place_and_route(spec: FabricSpec, graph: StreamGraph, *, seed: int = 0, attempts: int = 3,
-                    max_iterations: int = 100, exhaustive: int = 64) -> Routing:
+                    max_iterations: int = 100, exhaustive: int = 64, spread: bool = True) -> Routing:
     """Check, place, route and check again: the one call a front-end needs.
 
     If routing fails, placement is retried with seeds ``seed+1 ..`` (``attempts`` in all). If
     none routes and the problem is small (:func:`rsn.place.all_placements`), the other
-    placements are tried too, likeliest first, up to ``exhaustive`` of them. The first failure is
-    raised if none succeeds. Deterministic for a given ``seed``.
+    placements are tried too, likeliest first, up to ``exhaustive`` of them. Then (if
+    ``spread``) ``attempts`` placements that also weigh through-traffic
+    (``place(congestion=True)``), which spread a dense graph so that streams can cross it.
+    The first failure is raised if none succeeds. Deterministic for a given ``seed``.
     """
     checks.check_program(spec, graph)
-    shape = _shape(spec, graph, (seed, attempts, max_iterations, exhaustive))
+    shape = _shape(spec, graph, (seed, attempts, max_iterations, exhaustive, spread))
     if shape in _ROUTED:
         if isinstance(_ROUTED[shape], RouteError):
             raise _ROUTED[shape]
@@ -382,13 +384,14 @@ def place_and_route(spec: FabricSpec, graph: StreamGraph, *, seed: int = 0, atte
     first_error, tried = None, []
     candidates = (place(spec, graph, seed=seed + attempt) for attempt in range(attempts))
 
-
     def fallback():                             # only enumerated once annealing has failed
-        for placement in all_placements(spec, graph)[:exhaustive] if exhaustive else ():
-            if placement.tiles not in tried:
-                yield placement
+        yield from all_placements(spec, graph)[:exhaustive] if exhaustive else ()
 
-    for placement in itertools.chain(candidates, fallback()):
+    spreading = (place(spec, graph, seed=seed + attempt, congestion=True)
+                 for attempt in range(attempts if spread else 0))
+    for placement in itertools.chain(candidates, fallback(), spreading):
+        if placement.tiles in tried:            # a later try that lands where an earlier one did
+            continue
         tried.append(placement.tiles)
         checks.check_placement(spec, graph, placement)
         try:
