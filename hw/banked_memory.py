@@ -268,18 +268,20 @@ class BankedMemory(wiring.Component):
         address_bits = (self.words - 1).bit_length()
         rows = self.words // self.banks
 
-        last = Signal(range(n), init=n - 1, name=f"bank{b}_last")    # most recently granted port
-        chosen = Signal(range(n), name=f"bank{b}_chosen")
-        for previous in range(n):
-            with m.If(last == previous):
-                # Lowest priority first, so that the last assignment made wins.
-                for candidate in reversed([(previous + step) % n for step in range(1, n + 1)]):
-                    with m.If(eligible[candidate]):
-                        m.d.comb += chosen.eq(candidate)
-        m.d.comb += [granted[k].eq(eligible[k] & (chosen == k)) for k in range(n)]
-        busy = Cat(eligible).any()
+        # Round-robin as a masked pick, linear in the ports (a case per last-granted port with a
+        # priority chain in each is quadratic, and a fabric's memory has a port per tile): the
+        # lowest eligible port after the last granted one, else the lowest eligible port.
+        # `passed` marks the ports up to the last granted one (all of them before any grant).
+        passed = Signal(n, init=(1 << n) - 1, name=f"bank{b}_passed")
+        requests = Cat(eligible)
+        later = requests & ~passed
+        pick = Mux(later.any(), later, requests)
+        first = Signal(n, name=f"bank{b}_first")
+        m.d.comb += first.eq(pick & (-pick)[:n])        # lowest set bit
+        m.d.comb += [granted[k].eq(first[k]) for k in range(n)]
+        busy = requests.any()
         with m.If(busy):
-            m.d.sync += last.eq(chosen)
+            m.d.sync += passed.eq(first | (first - 1)[:n])
 
         choices = list(zip(granted, (self.req[k].payload for k in range(n)), strict=True))
         op = Signal(MemoryOp, name=f"bank{b}_op")

@@ -1,11 +1,12 @@
 """Wrappers that make any component simulatable the same way."""
 
-from amaranth.hdl import Module, Signal
+from amaranth.hdl import ClockDomain, ClockSignal, Module, ResetSignal, Signal
 from amaranth.lib import wiring
+from amaranth.lib.wiring import In
 
 from .streams import port_paths
 
-__all__ = ["Clocked", "member_value"]
+__all__ = ["Clocked", "Held", "member_value"]
 
 
 def member_value(interface, path):
@@ -39,4 +40,42 @@ class Clocked(wiring.Component):
                 m.d.comb += outer.eq(inner)
         heartbeat = Signal()
         m.d.sync += heartbeat.eq(~heartbeat)
+        return m
+
+
+class Held(wiring.Component):
+    """The component, with the same ports plus ``clk`` and ``rst``, whose inputs and reset reach
+    it through registers: the component sees them one clock edge late.
+
+    Verilator evaluates the logic that depends on a top-level input at every ``eval()``, twice a
+    clock cycle, and an Amaranth design's reset is folded into all of its next-state logic; so
+    held, a fabric simulates about twice as fast. The native top holds its inputs this way (on
+    its load clock, :mod:`rivulet.sim.native.top`); the bare model of the same fabric does so
+    here, to remain its ceiling.
+    """
+
+    def __init__(self, component):
+        self.component = component
+        members = dict(component.signature.members)
+        if "clk" in members or "rst" in members:
+            raise ValueError("Held: the component has a clk or rst port of its own")
+        super().__init__(wiring.Signature(members | {"clk": In(1), "rst": In(1)}))
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.dut = self.component
+        m.domains.sync = ClockDomain()
+        m.domains.held = ClockDomain(reset_less=True)
+        reset = Signal(reset_less=True, name="held_rst")
+        m.d.comb += [ClockSignal("sync").eq(self.clk), ClockSignal("held").eq(self.clk),
+                     ResetSignal("sync").eq(reset)]
+        m.d.held += reset.eq(self.rst)
+        for path, member in port_paths(self.component.signature):
+            outer, inner = member_value(self, path), member_value(self.component, path)
+            if member.flow == wiring.In:
+                held = Signal.like(inner, reset_less=True, name="held_" + "__".join(map(str, path)))
+                m.d.held += held.eq(outer)
+                m.d.comb += inner.eq(held)
+            else:
+                m.d.comb += outer.eq(inner)
         return m

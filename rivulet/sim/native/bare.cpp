@@ -28,6 +28,10 @@ int main(int argc, char** argv) {
         top->eval();
     }
     top->rst = 0;
+    top->clk = 0;       // one more edge: the reset is held in a register (wrappers.py, Held)
+    top->eval();
+    top->clk = 1;
+    top->eval();
     const auto started = std::chrono::steady_clock::now();
     for (long long i = 0; i < cycles; ++i) {
         top->clk = 0;

@@ -150,14 +150,15 @@ def build_native(key: str, top: SimTop, *, what: str | None = None, threads: int
 
 
 def build_bare(key: str, component, *, what: str, say=say_on_stderr) -> tuple[Path, dict]:
-    """The fabric alone (wrapped with a clock) with ``bare.cpp``: (its executable, phase times).
-    For the benchmark's ceiling only; always a fresh build."""
-    from rivulet.sim.wrappers import Clocked
+    """The fabric alone (its inputs and reset held in registers, as the native top holds them)
+    with ``bare.cpp``: (its executable, phase times). For the benchmark's ceiling only; always a
+    fresh build."""
+    from rivulet.sim.wrappers import Held
 
     use_tool_environment()
     build_dir = SIM_ROOT / safe_name(key)
     started = time.monotonic()
-    text = convert_sharing_units(Clocked(component), name="top", emit_src=False)
+    text = convert_sharing_units(Held(component), name="top", emit_src=False)
     text, _, _ = share_identical_modules(text)
     times = {"verilog": time.monotonic() - started}
     times |= _build(build_dir, text, None, 1, what, say, driver=BARE)

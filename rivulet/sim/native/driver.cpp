@@ -79,6 +79,9 @@ int main(int argc, char** argv) {
         const bool trace = next_number(runs, "a run's trace flag") != 0;
         for (int i = 0; i < CONFIG_COUNT; ++i) config[i] = next_number(runs, "a config value");
         for (int i = 0; i < CONFIG_COUNT; ++i) set_config(*top, i, config[i]);
+        // The top takes the settings and rst in on the load clock (top.py): the load ticks below
+        // hold the fabric in reset from the first of the reset ticks on.
+        top->rst = 1;
         const uint64_t words = next_number(runs, "a run's word count");
         top->load_en = 1;
         for (uint64_t address = 0; address < words; ++address) {
@@ -95,9 +98,9 @@ int main(int argc, char** argv) {
             trace_file = std::fopen(path.c_str(), "w");
             if (!trace_file) fail("cannot write " + path);
         }
-        top->rst = 1;
         for (int i = 0; i < 3; ++i) tick(*top);
         top->rst = 0;
+        load_tick(*top);
         // The top ends every run by its cycle limit at the latest; this guard only catches a top
         // that does not (a bug of the top, not of the fabric).
         const uint64_t guard = config[CONFIG_MAX_CYCLES] + 16;

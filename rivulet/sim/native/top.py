@@ -21,11 +21,17 @@ of their own on a separate ``load`` clock, so that loading a run does not clock 
 Everything a run sets is an input port (``cfg_*``); everything it reports is an output
 (``st_*``), so that the C++ driver needs nothing but the port names (:attr:`SimTop.config`,
 :attr:`SimTop.status`).
+
+The settings and ``rst`` reach the logic through registers on the ``load`` clock, which the
+driver ticks after setting them: Verilator evaluates every piece of logic that depends on a
+top-level input at each ``eval()``, twice a clock cycle. ``rst`` straight into the fabric made
+that all of its next-state logic (Amaranth folds the synchronous reset into it), and ran the
+model at half its speed.
 """
 
 from dataclasses import dataclass
 
-from amaranth.hdl import C, Cat, Module, Mux, ResetSignal, Signal
+from amaranth.hdl import C, Cat, ClockDomain, ClockSignal, Module, Mux, ResetSignal, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -84,6 +90,7 @@ class SimTop(wiring.Component):
         members |= {
             "load_en": In(1), "load_addr": In(range(in_depth)), "load_data": In(self.word_width),
             "read_addr": In(range(out_depth)), "read_data": Out(self.word_width),
+            "clk": In(1), "rst": In(1),
         }
         for word in range(self.trace_words):
             members[f"trace_{word}"] = Out(32)
@@ -136,7 +143,16 @@ class SimTop(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         m.submodules.fabric = fabric = self.fabric
-        cfg = {name: getattr(self, name) for name in self.config}
+        # The run's settings and reset, held from the load clock's last edge (module docstring):
+        # nothing the fabric computes depends on an input of the top.
+        m.domains.sync = ClockDomain()
+        reset = Signal(reset_less=True, name="held_rst")
+        m.d.comb += [ClockSignal("sync").eq(self.clk), ResetSignal("sync").eq(reset)]
+        m.d.load += reset.eq(self.rst)
+        cfg = {}
+        for name in self.config:
+            cfg[name] = Signal(32, reset_less=True, name=f"held_{name}")
+            m.d.load += cfg[name].eq(getattr(self, name))
         cycle, ended = Signal(32), Signal()
         running = ~ended
 
