@@ -10,9 +10,9 @@ both versions on the same inputs (one seed):
   firings, IPC and spill traffic;
 * with ``--rtl``, also on a Verilated fabric with a shared banked memory, native tier (each
   workload's largest size; ``--rtl-sizes smallest|all`` for the others): each case on the first of
-  :data:`FABRICS` (examples/fabrics/ripple_large.toml, 8x9 pe tiles, then ripple_xl.toml, 12x12)
-  that it fits and routes on, every case of one fabric in ONE simulation (the fabrics'
-  simulations side by side): compute cycles (the fabric's counter less the image
+  :data:`FABRICS` (examples/fabrics/ripple_xl.toml, 12x12 pe tiles of two lanes; ``--fabric``
+  for others) that both its versions fit and route on, the cases of one fabric in ``--jobs``
+  simulations of one build side by side: compute cycles (the fabric's counter less the image
   words loaded after START), firings, and the shared memory's bank accesses and conflicts;
 * ``--dry`` lowers and places/routes every case for those fabrics without simulating, so that the
   RTL path is known to work without the fabrics' builds.
@@ -44,10 +44,12 @@ from .common import REPO, RESULTS, git_stamp, now, write_results
 
 __all__ = ["present", "measure_model", "measure_rtl", "fabric_verdict", "markdown", "main"]
 
-# Smallest first; a case goes to the first it routes on. A fabric with fewer than PEs / FILL tiles
-# is not tried (the router needs room around busy tiles), nor one a version failed to route on.
-FABRICS = tuple(REPO / "examples" / "fabrics" / name for name in ("ripple_large.toml", "ripple_xl.toml"))
+# A case goes to the first fabric both its versions route on (with --fabric, list the smallest
+# first). A fabric with fewer than PEs / FILL tiles is not tried (the router needs room around busy
+# tiles), nor one a version failed to route on at another size.
+FABRICS = (REPO / "examples" / "fabrics" / "ripple_xl.toml",)
 FILL = 0.8
+JOBS = 2                # simulations of one fabric's build side by side (one per core)
 DEPTH, MEM_LATENCY, SEED = 2, 1, 2025
 # A run that ends at quiescence stops by itself when it hangs; this only bounds a livelock. The
 # ordered prd at 1,024 vertices takes about 660k cycles on the golden model, several times that on
@@ -158,56 +160,77 @@ def _chosen_sizes(rows: list[dict], which: str) -> dict:
 
 def _lower_all(rows: list[dict], specs: list, sizes: str = "all") -> list[tuple]:
     """Lower and place/route every case that ran on the model (``sizes``: every size, or each
-    workload's largest or smallest), on the first fabric of ``specs`` it fits and routes on;
-    failures go into the row."""
-    from ripple_core.lower import LoweringError, compile_lowering, lower_graph
-
-    lowered, refused = [], set()        # (workload, version, fabric) that did not route
+    workload's largest or smallest) on the first fabric of ``specs`` that both its versions fit
+    and route on, so that a speed-up compares two programs on one fabric; failures go into the
+    row."""
+    lowered, refused = [], {}        # (workload, version, fabric index) -> why it did not route
     chosen = _chosen_sizes(rows, sizes) if sizes != "all" else None
     for row in rows:
         row["on_fabric"] = chosen is None or row["size"] == chosen[row["workload"]]
         if not row["on_fabric"]:
             continue
-        for version in VERSIONS:
-            entry = row[version]
-            if "_run" not in entry:
-                continue
-            graph, case, result = entry["_run"]
-            label = f"{row['workload']}-{version}-{row['size']}"
-            if row["kind"] != "-":
-                label += f"-{row['kind']}"
-            started, errors, units = time.monotonic(), [], entry["pes"]
-            for index, spec in enumerate(specs):
-                tiles = spec.rows * spec.cols
-                try:
-                    if isinstance(units, str):              # _pes: why the graph does not lower
-                        raise LoweringError(units)
-                    if units > FILL * tiles:
-                        errors.append(f"{spec.rows}x{spec.cols}: {units} PEs, more than {FILL:.0%} of its "
-                                      f"{tiles} tiles")
-                        continue
-                    if (row["workload"], version, index) in refused:
-                        errors.append(f"{spec.rows}x{spec.cols}: not tried, another case of it did not "
-                                      f"place or route there")
-                        continue
-                    checked = {**_copy(case), "expect": _expect(graph, result)}
-                    lowering = lower_graph(graph, checked, spec, name=label)
-                    compiled = compile_lowering(lowering, spec, seed=SEED)
-                except Exception as error:      # does not fit, does not route: the row says so
-                    if type(error).__name__ in ("PlaceError", "RouteError"):
-                        refused.add((row["workload"], version, index))
-                    errors.append(f"{spec.rows}x{spec.cols}: {type(error).__name__}: {error}")
-                    continue
-                entry.update(pe_tiles=len(compiled.program.graph.fu_nodes()), image_words=len(compiled.image),
-                             fabric=f"{spec.rows}x{spec.cols}")
-                print(f"{label}: {entry['pe_tiles']} pe tiles on {entry['fabric']}, {entry['image_words']} "
-                      f"image words, placed and routed in {time.monotonic() - started:.1f} s", flush=True)
-                lowered.append((row, version, lowering, compiled, index))
+        versions = [version for version in VERSIONS if "_run" in row[version]]
+        errors = {version: [] for version in versions}
+        for index, spec in enumerate(specs):
+            tried = {version: _lower_one(row, version, spec, index, refused) for version in versions}
+            for version, outcome in tried.items():
+                if isinstance(outcome, str):
+                    errors[version].append(outcome)
+            if versions and all(not isinstance(outcome, str) for outcome in tried.values()):
+                for version, (lowering, compiled, seconds) in tried.items():
+                    entry = row[version]
+                    entry.update(pe_tiles=len(compiled.program.graph.fu_nodes()),
+                                 image_words=len(compiled.image), fabric=f"{spec.rows}x{spec.cols}")
+                    print(f"{_label(row, version)}: {entry['pe_tiles']} pe tiles on {entry['fabric']}, "
+                          f"{entry['image_words']} image words, placed and routed in {seconds:.1f} s",
+                          flush=True)
+                    lowered.append((row, version, lowering, compiled, index))
                 break
-            else:
-                entry["rtl_error"] = "lower/route: " + "; ".join(errors)
-                print(f"{label}: {entry['rtl_error'][:300]}", flush=True)
+            for version, outcome in tried.items():
+                if not isinstance(outcome, str):
+                    errors[version].append(f"{spec.rows}x{spec.cols}: routed, but the other version did not")
+        else:
+            for version in versions:
+                row[version]["rtl_error"] = "lower/route: " + "; ".join(errors[version])
+                print(f"{_label(row, version)}: {row[version]['rtl_error'][:300]}", flush=True)
     return lowered
+
+
+def _label(row: dict, version: str) -> str:
+    label = f"{row['workload']}-{version}-{row['size']}"
+    return label + (f"-{row['kind']}" if row["kind"] != "-" else "")
+
+
+def _lower_one(row: dict, version: str, spec, index: int, refused: dict):
+    """(lowering, compiled program, seconds) of one version on one fabric, or why not (a string).
+    A version that did not place or route on a fabric is not tried there again at another size
+    or kind: the graph is the same, only its counts differ."""
+    from ripple_core.lower import compile_lowering, lower_graph
+
+    entry, where = row[version], f"{spec.rows}x{spec.cols}"
+    graph, case, result = entry["_run"]
+    units, tiles = entry["pes"], spec.rows * spec.cols
+    lanes = spec.parameters("pe").lanes
+    if isinstance(units, str):                  # _pes: why the graph does not lower
+        return f"{where}: {units}"
+    if units > FILL * tiles * lanes:            # cannot fit however the lanes pair up
+        return f"{where}: {units} PEs, more than {FILL:.0%} of its {tiles} tiles' {tiles * lanes} lanes"
+    if (row["workload"], version, index) in refused:
+        return f"{where}: not tried, {refused[row['workload'], version, index]}"
+    started = time.monotonic()
+    try:
+        checked = {**_copy(case), "expect": _expect(graph, result)}
+        lowering = lower_graph(graph, checked, spec, name=_label(row, version))
+        used = len(lowering.program.graph.fu_nodes())
+        if used > FILL * tiles:                 # two lanes: the tiles the packing needs
+            return f"{where}: {used} pe tiles, more than {FILL:.0%} of its {tiles} tiles"
+        compiled = compile_lowering(lowering, spec, seed=SEED)
+    except Exception as error:          # does not fit, does not route: the row says so
+        failed = {"PlaceError": "place", "RouteError": "route"}.get(type(error).__name__)
+        if failed:
+            refused[row["workload"], version, index] = f"it did not {failed} there at another size or kind"
+        return f"{where}: {type(error).__name__}: {error}"
+    return lowering, compiled, time.monotonic() - started
 
 
 def _rtl_arrays(lowering, reads: dict) -> dict:
@@ -243,11 +266,11 @@ def _preload_words(compiled) -> int:
     return len(shared_memory_packets(contents, 8)) if contents else 0
 
 
-def measure_rtl(rows: list[dict], dry: bool, sizes: str = "all", fabrics=FABRICS) -> dict:
-    """Lower every case onto the first of ``fabrics`` it routes on and (unless ``dry``) run
-    each fabric's cases in one simulation, the fabrics side by side; each run is judged by the
-    workload's check on the words read back, plus the fabric's own status (faults) and firing
-    counters against the golden model's."""
+def measure_rtl(rows: list[dict], dry: bool, sizes: str = "all", fabrics=FABRICS, jobs: int = JOBS) -> dict:
+    """Lower every case onto the first of ``fabrics`` both its versions route on and (unless
+    ``dry``) run each fabric's cases in ``jobs`` simulations of one build, side by side; each run
+    is judged by the workload's check on the words read back, plus the fabric's own status
+    (faults) and firing counters against the golden model's."""
     from concurrent.futures import ThreadPoolExecutor
 
     from rsn.fabric_spec import load_fabric
@@ -261,13 +284,25 @@ def measure_rtl(rows: list[dict], dry: bool, sizes: str = "all", fabrics=FABRICS
                             for path, spec in zip(fabrics, specs, strict=True)], "dry": dry}
     if dry or not lowered:
         return settings
-    groups = [[item for item in lowered if item[4] == index] for index in range(len(specs))]
-    with ThreadPoolExecutor(max_workers=len(specs)) as pool:
-        seconds = list(pool.map(lambda group: _simulate_group(group, rows), [g for g in groups if g]))
+    groups = [chunk for index in range(len(specs))
+              for chunk in _balanced([item for item in lowered if item[4] == index], jobs) if chunk]
+    with ThreadPoolExecutor(max_workers=len(groups)) as pool:
+        seconds = list(pool.map(lambda group: _simulate_group(group, rows), groups))
     settings["simulation_seconds"] = [round(s, 1) for s in seconds]
     for row in rows:
         row["rtl_ratios"] = _ratios(row, "compute_cycles")
     return settings
+
+
+def _balanced(items: list[tuple], jobs: int) -> list[list[tuple]]:
+    """``items`` in ``jobs`` lists of about equal golden-model cycles (longest first, each to the
+    least loaded list): the simulations of one build run side by side, one per core."""
+    chunks, loads = [[] for _ in range(max(1, jobs))], [0] * max(1, jobs)
+    for item in sorted(items, key=lambda item: -item[0][item[1]]["cycles"]):
+        least = loads.index(min(loads))
+        chunks[least].append(item)
+        loads[least] += item[0][item[1]]["cycles"]
+    return chunks
 
 
 def _simulate_group(group: list[tuple], rows: list[dict]) -> float:
@@ -474,7 +509,9 @@ def main(argv=None) -> int:
                              "its smallest, or every size")
     parser.add_argument("--fabric", action="append", type=Path, metavar="TOML",
                         help="with --rtl or --dry: a fabric to try, in the order given (repeat it; default: "
-                             "ripple_large.toml, then ripple_xl.toml)")
+                             "ripple_xl.toml, 12x12 pe tiles of two lanes)")
+    parser.add_argument("--jobs", type=int, default=JOBS,
+                        help=f"with --rtl: simulations of each fabric side by side (default {JOBS})")
     parser.add_argument("--only", nargs="+", choices=NAMES, help="these workloads only")
     parser.add_argument("--out", default=str(RESULTS), help="results directory")
     arguments = parser.parse_args(argv)
@@ -490,7 +527,7 @@ def main(argv=None) -> int:
     report = {"settings": settings, "present": found, "missing": missing, "runs": rows}
     if arguments.rtl or arguments.dry:
         settings["rtl"] = measure_rtl(rows, dry=arguments.dry, sizes=arguments.rtl_sizes,
-                                      fabrics=tuple(arguments.fabric or FABRICS))
+                                      fabrics=tuple(arguments.fabric or FABRICS), jobs=arguments.jobs)
         if not arguments.dry:
             report["rtl_geomeans"] = geomeans(rows, "rtl_ratios")
     report["geomeans"] = geomeans(rows)
