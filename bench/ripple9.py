@@ -453,8 +453,8 @@ def _rtl_lines(report: dict) -> list[str]:
     fabrics = "; ".join(f"{f['fabric']}: {f['rows']}x{f['cols']} pe tiles, queue depth {f['queue_depth']}, "
                         f"shared memory of {f['memory']}" for f in rtl["fabrics"])
     lines = ["", f"## On the fabric ({fabrics})", "",
-             "Each case runs on the first fabric it fits (at most "
-             f"{FILL:.0%} of the tiles taken) and routes on; `fabric` names it. "
+             "Both versions of each case run on the first fabric they both fit (at most "
+             f"{FILL:.0%} of the tiles taken) and route on; `fabric` names it. "
              + {"all": "Every size.", "largest": "Each workload's largest size (`--rtl-sizes all` runs "
                 "every size).", "smallest": "Each workload's smallest size (`--rtl-sizes smallest`; "
                 "`largest` runs the sizes the headline figures are for)."}[rtl.get("sizes", "all")], ""]
@@ -469,8 +469,8 @@ def _rtl_lines(report: dict) -> list[str]:
                          f"| {_pair(row, 'pe_tiles')} | {_pair(row, 'image_words')} | {lowered} |")
         return lines
     seconds = " and ".join(f"{value} s" for value in rtl.get("simulation_seconds", [])) or "-"
-    lines += [f"Native tier, all cases of a fabric in one simulation ({seconds}), no host "
-              "stalls. Compute cycles = the fabric's counter from START to done less the image words "
+    lines += [f"Native tier, the cases of a fabric in simulations of one build side by side ({seconds}), "
+              "no host stalls. Compute cycles = the fabric's counter from START to done less the image words "
               "loaded after START (the shared memory is preloaded before START); bank accesses and "
               "conflicts are summed over the 8 banks. Check: the workload's check on the arrays read back, "
               "the PEs' firing counters against the golden model's, and `done`.", "",
