@@ -447,6 +447,16 @@ CASES = {"feed_forward": feed_forward, "loop": loop, "loop_open": lambda rng: lo
          "shown_twice": shown_twice, "shared_queue": shared_queue}
 
 
+async def write_bus(ctx, fu, bus):
+    """Write a case's configuration words into ``fu``, one a cycle, as the control plane does."""
+    for _, addr, data in bus:
+        ctx.set(fu.cfg.addr, addr)
+        ctx.set(fu.cfg.data, data)
+        ctx.set(fu.cfg.write, 1)
+        await ctx.tick()
+    ctx.set(fu.cfg.write, 0)
+
+
 @pytest.mark.parametrize("profile", list(PROFILES))
 @pytest.mark.parametrize("name", list(CASES))
 def test_rtl_against_model(name, profile):
@@ -491,12 +501,7 @@ def test_internal_edge_latency():
     log = []
 
     async def bench(ctx):
-        for _, addr, data in bus:
-            ctx.set(fu.cfg.addr, addr)
-            ctx.set(fu.cfg.data, data)
-            ctx.set(fu.cfg.write, 1)
-            await ctx.tick()
-        ctx.set(fu.cfg.write, 0)
+        await write_bus(ctx, fu, bus)
         ctx.set(fu.uop.payload, PeUop.const(uop(n, n)))
         ctx.set(fu.uop.valid, 1)
         await ctx.tick()
@@ -553,12 +558,7 @@ def test_tokens_left_between_lanes_keep_the_micro_op():
     fu = PeFu(32, lanes=2)
 
     async def bench(ctx):
-        for _, addr, data in bus:
-            ctx.set(fu.cfg.addr, addr)
-            ctx.set(fu.cfg.data, data)
-            ctx.set(fu.cfg.write, 1)
-            await ctx.tick()
-        ctx.set(fu.cfg.write, 0)
+        await write_bus(ctx, fu, bus)
         ctx.set(fu.uop.payload, PeUop.const(uop(3, 1)))
         ctx.set(fu.uop.valid, 1)
         await ctx.tick()
