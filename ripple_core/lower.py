@@ -65,10 +65,10 @@ gets the placer's or router's error at compile time.
 """
 
 from dataclasses import dataclass, field
-from itertools import zip_longest
 
 from rsn.checks import MAX_BEATS
 from rsn.graph import StreamGraph
+from rsn.isa import field_width
 from rsn.program import SHARED_MEMORY, Program
 
 from . import pe as pe_kind
@@ -83,7 +83,9 @@ from .tuples import split_tuples
 __all__ = ["LoweringError", "RippleLowering", "Unit", "MAX_FIRINGS", "check_lowerable",
            "memory_nodes", "lower_graph", "compile_lowering"]
 
-MAX_FIRINGS = 0xFFFF            # the PE micro-op's 16-bit firings field
+# The most firings one PE micro-op grants (its joined 24-bit count). A unit that needs more takes
+# several micro-ops and a tile of its own: see _grants.
+MAX_FIRINGS = (1 << field_width(pe_kind.PeUop, "firings")) - 1
 HOLD_ZERO = ("hold", 0)         # a slot that is always present and never taken (no sync)
 ABSENT = ("const", None)        # a slot that is never present (an ARB source that does not exist)
 
@@ -480,7 +482,8 @@ def lower_graph(graph: Graph, case: dict, spec, *, name: str | None = None,
                         unit_streams[sink].sources[slot] = (unit.name, pe_port)
     lanes = spec.parameters("pe").lanes
     ops = {name: units[name].op for name in unit_streams}
-    tiles = pack_tiles(list(unit_streams), ops, unit_streams, lanes)
+    alone = {name for name in unit_streams if firings[name] > MAX_FIRINGS and not open_counts}
+    tiles = pack_tiles(list(unit_streams), ops, unit_streams, lanes, alone=alone)
     tile_of = {unit: tile for tile in tiles for unit in tile.lanes}
 
     memories, statuses, tile_firings = {}, {}, {}
@@ -488,10 +491,9 @@ def lower_graph(graph: Graph, case: dict, spec, *, name: str | None = None,
         lane_grants = [_grants(firings[unit], open_counts) for unit in tile.lanes]
         if len(lane_grants) == 1:
             grants = lane_grants[0]
-        else:
-            grants = [{"firings": first["firings"] if first else 0,
-                       "firings1": second["firings"] if second else 0, "open": int(open_counts)}
-                      for first, second in zip_longest(*lane_grants)]
+        else:           # one grant each: a unit that needs more has a tile of its own (_grants)
+            first, second = (grants[0] for grants in lane_grants)
+            grants = [{"firings": first["firings"], "firings1": second["firings"], "open": int(open_counts)}]
         stream_graph.add_node(tile.name, "pe", grants)
         tile_firings[tile.name] = sum(firings[unit] for unit in tile.lanes)
         words = {pe_kind.REG_PORTS: tile.port_map()} if lanes > 1 else {}
@@ -578,7 +580,11 @@ def lower_graph(graph: Graph, case: dict, spec, *, name: str | None = None,
 
 
 def _grants(count: int, open_counts: bool) -> list[dict]:
-    """A unit's micro-ops: one open grant, or its firings in grants of at most MAX_FIRINGS."""
+    """A unit's micro-ops: one open grant, or its firings in grants of at most MAX_FIRINGS.
+
+    Several grants only in a tile of its own: a two-lane tile's micro-op completes once both
+    lanes have made their firings, so with split grants a lane that has used up its grant would
+    wait for the other's next micro-op while the other waits for its tokens (a hang)."""
     if open_counts:
         return [{"firings": 0, "open": 1}]
     return [{"firings": min(MAX_FIRINGS, count - start)} for start in range(0, count, MAX_FIRINGS)]

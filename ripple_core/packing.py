@@ -88,16 +88,18 @@ def _shared_edges(streams: dict, a: str, b: str) -> int:
                for x, y in ((a, b), (b, a)) for port in streams[x].sinks)
 
 
-def pack_tiles(units: list[str], ops: dict, streams: dict, lanes: int) -> list[Tile]:
+def pack_tiles(units: list[str], ops: dict, streams: dict, lanes: int, *, alone=frozenset()) -> list[Tile]:
     """The tiles of ``units`` (names in program order; ``ops`` their operators, ``streams`` their
-    :class:`UnitStreams`): one unit each with one lane, else pairs as the module docstring says."""
+    :class:`UnitStreams`): one unit each with one lane, else pairs as the module docstring says.
+    The units of ``alone`` get no partner (ripple_core.lower: those with more firings than one
+    micro-op grants)."""
     if lanes == 1:
         return [_single(unit, streams) for unit in units]
     order = {unit: index for index, unit in enumerate(units)}
     partners = {unit: set() for unit in units}
     for index, a in enumerate(units):
         for b in units[index + 1:]:
-            if _fits(streams, ops, a, b):
+            if a not in alone and b not in alone and _fits(streams, ops, a, b):
                 partners[a].add(b)
                 partners[b].add(a)
     paired, tiles = {}, []

@@ -146,6 +146,12 @@ PeUop = padded_uop({
     # lanes = 2: lane 1's firings (``firings`` are lane 0's); the micro-op completes once both
     # lanes have made theirs. Open: both lanes fire without a count, and this must be 0.
     "firings1": 16,
+    # The counts' high bits (rsn.isa's ``_high`` continuations; the RTL joins them): 24-bit
+    # counts, so the hot operators of a run at thousands of vertices take one micro-op. Split
+    # grants would be unsafe in a two-lane tile: its micro-op completes only once both lanes have
+    # made theirs, so each lane would wait on the other's next grant (ripple_core.lower).
+    "firings_high": 8,
+    "firings1_high": 8,
 })
 PE_OPS.update({"GEP": PeOp.ADD, "GEP2": PeOp.ADD, "GEP4": PeOp.ADD})
 _PORTS_USED = {"STREAM": 2}

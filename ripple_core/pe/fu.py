@@ -8,6 +8,7 @@ from amaranth.lib import wiring
 
 from hw.params import ParameterError
 from rsn.fu import FuKind, KindParameters, count_status, fu_signature
+from rsn.isa import field_width, joined_field
 
 from .config import (
     LANE1_BASE,
@@ -108,7 +109,7 @@ class PeFu(wiring.Component):
             wiring.connect(m, pe.o[p], wiring.flipped(self.o[p]))
         wiring.connect(m, wiring.flipped(self.cfg), pe.cfg)
 
-        active, left, last, open_ = Signal(), Signal(16), Signal(), Signal()
+        active, left, last, open_ = Signal(), Signal(field_width(PeUop, "firings")), Signal(), Signal()
         m.d.comb += pe.enable.eq(active & (open_ | (left != 0)))
         completes = active & ~open_ & (left == 0) & ~pe.holding
         m.d.comb += self.uop.ready.eq(~active)
@@ -118,8 +119,8 @@ class PeFu(wiring.Component):
             m.d.sync += active.eq(0)
         accept = self.uop.valid & self.uop.ready
         with m.If(accept):
-            m.d.sync += [active.eq(1), left.eq(self.uop.payload.firings), last.eq(self.uop.payload.last),
-                         open_.eq(self.uop.payload.open)]
+            m.d.sync += [active.eq(1), left.eq(joined_field(self.uop.payload, "firings")),
+                         last.eq(self.uop.payload.last), open_.eq(self.uop.payload.open)]
         sent = Cat(*(self.o[p].valid & self.o[p].ready for p in range(N_PORTS))).any()
         # An open micro-op never completes: the unit counts as finished once it has one, and as
         # busy only while it holds work (a token waiting in a slot, a result not yet taken, an

@@ -28,6 +28,7 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal, unsigned
 from amaranth.lib import wiring
 
 from hw.token_queue import TokenQueue
+from rsn.isa import field_width, joined_field
 
 from .config import (
     INTERNAL_QUEUE_DEPTH,
@@ -40,6 +41,7 @@ from .config import (
     REG_PORTS,
     SOURCE_INTERNAL,
     WIDTH,
+    PeUop,
 )
 from .rtl import RipplePE
 
@@ -200,7 +202,7 @@ def elaborate_lanes(fu, m: Module, *, mem_depth: int, shared_words: int, ripple_
     # The micro-op: lane 0's grant, lane 1's, or open for both.
     uop = fu.uop
     active, last, open_ = Signal(), Signal(), Signal()
-    left = [Signal(16, name=f"left{lane}") for lane in range(2)]
+    left = [Signal(field_width(PeUop, "firings"), name=f"left{lane}") for lane in range(2)]
     for lane in range(2):
         m.d.comb += lanes[lane].enable.eq(active & (open_ | (left[lane] != 0)))
         with m.If(lanes[lane].fire):
@@ -213,7 +215,8 @@ def elaborate_lanes(fu, m: Module, *, mem_depth: int, shared_words: int, ripple_
         m.d.sync += active.eq(0)
     accept = uop.valid & uop.ready
     with m.If(accept):
-        m.d.sync += [active.eq(1), left[0].eq(uop.payload.firings), left[1].eq(uop.payload.firings1),
+        m.d.sync += [active.eq(1), left[0].eq(joined_field(uop.payload, "firings")),
+                     left[1].eq(joined_field(uop.payload, "firings1")),
                      last.eq(uop.payload.last), open_.eq(uop.payload.open)]
     sent = Cat(*(fu.o[q].valid & fu.o[q].ready for q in range(N_PORTS))).any()
     waiting = Cat(*(fu.i[k].valid for k in range(N_SLOTS))).any()
