@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import json
 import math
 import time
 from pathlib import Path
@@ -495,6 +496,35 @@ def _rtl_lines(report: dict) -> list[str]:
     return lines + _geomean_lines(report["rtl_geomeans"], "fabric, compute cycles")
 
 
+def combine(paths: list[Path], out: str) -> int:
+    """One RTL report from parts (``--rtl --only`` runs of different workloads, on the same
+    fabrics): their rows in order, each part's revision and timing kept, the geomeans over all."""
+    parts = [json.loads(path.read_text()) for path in paths]
+    if any(not part["settings"].get("rtl") or part["settings"]["rtl"].get("dry") for part in parts):
+        raise SystemExit("--combine takes the JSON of --rtl runs (ripple9_rtl_*.json), not model or dry runs")
+    fabrics = {json.dumps(part["settings"]["rtl"]["fabrics"], sort_keys=True) for part in parts}
+    if len(fabrics) > 1:
+        raise SystemExit("--combine: the parts ran on different fabrics; combine runs of the same fabrics")
+    names = [name for part in parts for name in part["present"]]
+    if len(set(names)) < len(names):
+        raise SystemExit(f"--combine: a workload is in more than one part ({', '.join(names)}); "
+                         f"give each once")
+    rows = [row for part in parts for row in part["runs"]]
+    first = parts[0]["settings"]
+    seconds = [value for part in parts for value in part["settings"]["rtl"].get("simulation_seconds", [])]
+    made = [{"file": path.name, "workloads": part["present"], "measured": part["settings"]["measured"],
+             "git_revision": part["settings"]["git_revision"]}
+            for path, part in zip(paths, parts, strict=True)]
+    rtl = {**first["rtl"], "simulation_seconds": seconds, "parts": made}
+    report = {"settings": {**first, "rtl": rtl,
+                           "git_tracked_changes": any(p["settings"]["git_tracked_changes"] for p in parts)},
+              "present": names, "missing": [name for name in NAMES if name not in names], "runs": rows,
+              "rtl_geomeans": geomeans(rows, "rtl_ratios"), "geomeans": geomeans(rows)}
+    figures, table = write_results(out, "ripple9_rtl", report, markdown(report), indent=1)
+    print(f"wrote {figures} and {table}")
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", choices=("bench", "small"), default="bench",
@@ -514,7 +544,12 @@ def main(argv=None) -> int:
                         help=f"with --rtl: simulations of each fabric side by side (default {JOBS})")
     parser.add_argument("--only", nargs="+", choices=NAMES, help="these workloads only")
     parser.add_argument("--out", default=str(RESULTS), help="results directory")
+    parser.add_argument("--combine", nargs="+", type=Path, metavar="JSON",
+                        help="write one RTL table (ripple9_rtl) from parts run with --rtl --only, "
+                             "recomputing the geomeans; runs nothing")
     arguments = parser.parse_args(argv)
+    if arguments.combine:
+        return combine(arguments.combine, arguments.out)
     small = arguments.sizes == "small"
     found, missing = present()
     if arguments.only:
