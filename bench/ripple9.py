@@ -396,6 +396,16 @@ def markdown(report: dict) -> str:
              f", measured {settings['measured']}; written by `python -m bench.ripple9"
              f"{' --sizes small' if settings['small'] else ''}{' --rtl' if rtl and not rtl['dry'] else ''}"
              f"{' --dry' if rtl and rtl['dry'] else ''}`.", ""]
+    if rtl and rtl.get("parts"):        # a --combine report: say what it joined
+        files = " ".join(f"bench/results/{part['file']}" for part in rtl["parts"])
+        lines[2] = f"Written by `python -m bench.ripple9 --combine {files}` from these parts:"
+        lines[3:3] = [f"* {part['file']}: {', '.join(part['workloads'])} (git {part['git_revision']}, "
+                      f"measured {part['measured']})" for part in rtl["parts"]]
+        absent = [name for name in NAMES if name not in report["present"]]
+        if absent:
+            lines.insert(3 + len(rtl["parts"]), f"\n**Partial**: {len(report['present'])} of {len(NAMES)} "
+                         f"workloads. In no part, so left out of every figure and geomean: "
+                         f"{', '.join(absent)}.")
     if missing:
         lines += [f"**Partial**: {len(report['present'])} of {len(NAMES)} workloads. Not written yet, so "
                   f"left out of every figure and geomean: {', '.join(missing)}.", ""]
@@ -518,7 +528,7 @@ def combine(paths: list[Path], out: str) -> int:
     rtl = {**first["rtl"], "simulation_seconds": seconds, "parts": made}
     report = {"settings": {**first, "rtl": rtl,
                            "git_tracked_changes": any(p["settings"]["git_tracked_changes"] for p in parts)},
-              "present": names, "missing": [name for name in NAMES if name not in names], "runs": rows,
+              "present": names, "missing": [], "runs": rows,
               "rtl_geomeans": geomeans(rows, "rtl_ratios"), "geomeans": geomeans(rows)}
     figures, table = write_results(out, "ripple9_rtl", report, markdown(report), indent=1)
     print(f"wrote {figures} and {table}")
