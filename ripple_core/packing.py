@@ -6,7 +6,9 @@ is its only consumer, stays in the tile (an *internal* edge: no switch, no tile 
 and a token one cycle after its firing); every other stream leaves through a tile output and
 comes in through a tile input, as between tiles. Two units may share a tile when at most one of
 them needs the tile's memory (it takes lane 0) and what they exchange with the rest of the graph
-fits the ports: at most 3 slots fed from outside and 2 ports read outside.
+fits the ports: at most 3 slots fed from outside and 2 ports read outside. A unit whose firings
+need more than one micro-op takes a tile alone: the tile's micro-op completes only once both lanes
+have made theirs, so grants split across micro-ops would make each lane wait on the other.
 
 Pairing is a matching on the graph of units that may share a tile. Greedy, fewest options
 first: the unit with the fewest possible partners picks the partner it shares the most internal
