@@ -387,25 +387,31 @@ def _ratio_cells(ratios: dict) -> str:
             f"| {ratios['size_ratio']:.2f}")
 
 
+def _provenance(report: dict) -> list[str]:
+    """Who wrote the table: the command of one run, or the parts a --combine joined."""
+    settings = report["settings"]
+    rtl = settings.get("rtl")
+    if rtl and rtl.get("parts"):
+        files = " ".join(f"bench/results/{part['file']}" for part in rtl["parts"])
+        lines = [f"Written by `python -m bench.ripple9 --combine {files}` from these parts:"]
+        lines += [f"* {part['file']}: {', '.join(part['workloads'])} (git {part['git_revision']}, "
+                  f"measured {part['measured']})" for part in rtl["parts"]]
+        absent = [name for name in NAMES if name not in report["present"]]
+        if absent:
+            lines += ["", f"**Partial**: {len(report['present'])} of {len(NAMES)} workloads. In no part, so "
+                      f"left out of every figure and geomean: {', '.join(absent)}."]
+        return lines + [""]
+    dirty = " (with uncommitted changes)" if settings["git_tracked_changes"] else ""
+    return [f"git {settings['git_revision']}{dirty}"
+            f", measured {settings['measured']}; written by `python -m bench.ripple9"
+            f"{' --sizes small' if settings['small'] else ''}{' --rtl' if rtl and not rtl['dry'] else ''}"
+            f"{' --dry' if rtl and rtl['dry'] else ''}`.", ""]
+
+
 def markdown(report: dict) -> str:
     rows, settings, missing = report["runs"], report["settings"], report["missing"]
     rtl = settings.get("rtl")
-    dirty = " (with uncommitted changes)" if settings["git_tracked_changes"] else ""
-    lines = ["# Ripple's nine workloads: ordered dataflow vs Ripple", "",
-             f"git {settings['git_revision']}{dirty}"
-             f", measured {settings['measured']}; written by `python -m bench.ripple9"
-             f"{' --sizes small' if settings['small'] else ''}{' --rtl' if rtl and not rtl['dry'] else ''}"
-             f"{' --dry' if rtl and rtl['dry'] else ''}`.", ""]
-    if rtl and rtl.get("parts"):        # a --combine report: say what it joined
-        files = " ".join(f"bench/results/{part['file']}" for part in rtl["parts"])
-        lines[2] = f"Written by `python -m bench.ripple9 --combine {files}` from these parts:"
-        lines[3:3] = [f"* {part['file']}: {', '.join(part['workloads'])} (git {part['git_revision']}, "
-                      f"measured {part['measured']})" for part in rtl["parts"]]
-        absent = [name for name in NAMES if name not in report["present"]]
-        if absent:
-            lines.insert(3 + len(rtl["parts"]), f"\n**Partial**: {len(report['present'])} of {len(NAMES)} "
-                         f"workloads. In no part, so left out of every figure and geomean: "
-                         f"{', '.join(absent)}.")
+    lines = ["# Ripple's nine workloads: ordered dataflow vs Ripple", "", *_provenance(report)]
     if missing:
         lines += [f"**Partial**: {len(report['present'])} of {len(NAMES)} workloads. Not written yet, so "
                   f"left out of every figure and geomean: {', '.join(missing)}.", ""]
