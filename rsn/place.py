@@ -28,6 +28,17 @@ graph spreads until its estimated load fits. The term is opt-in (``place(congest
 so everything that routed before keeps its placement. Loads are integers (units of 1/lcm(1..rows, cols) of a
 stream), so the annealer's incremental load updates are exact and never drift.
 
+With the through-traffic term, a multicast stream's wirelength is also measured differently. The
+plain cost sums the distances from the source to every sink (a star), but the router builds a
+tree, whose length grows far more slowly with its sinks: a loop decider that feeds 19 operators
+costs the star about three times its tree, so the star pulls all 19 sinks tightly round the
+decider and crowds its links. A stream of several sinks costs instead the half-perimeter of its
+terminals' bounding box times a factor for its terminal count (:func:`steiner_factor`, the
+expected ratio of a rectilinear Steiner tree to the half-perimeter), the usual estimate of
+FPGA placers. A one-sink stream keeps its shortest-path distance (failed tiles detour). On
+Ripple's kc (141 and 180 operators) on a 16x16 grid of one-operator tiles this let both versions
+route where the star left 3 and 51 links shared (docs/ripple-workloads.md).
+
 Algorithm: a greedy initial placement (nodes in breadth-first order from the anchored ones, each
 on the free tile nearest its placed neighbours) refined by simulated annealing (moves and swaps
 within a shrinking window, VPR-style adaptive cooling) with a fixed seed, so the same graph,
@@ -48,7 +59,7 @@ from rsn.graph import StreamGraph
 from rsn.hops import link_weight
 
 __all__ = ["PlaceError", "Placement", "place", "all_placements", "usable_links", "tile_distances",
-           "wirelength", "port_overflow", "host_side"]
+           "wirelength", "port_overflow", "host_side", "steiner_factor"]
 
 
 # Through-traffic (see the module docstring): cost per stream beyond a window's link count, the
@@ -56,6 +67,26 @@ __all__ = ["PlaceError", "Placement", "place", "all_placements", "usable_links",
 CONGESTION_WEIGHT = 20.0
 LINK_CAPACITY = 1.0
 WINDOW = 1
+
+# Expected rectilinear Steiner tree length over the bounding box's half-perimeter, by terminal
+# count (from C. E. Cheng's published table, as FPGA placers use it); linear between the points
+# listed, and beyond 50 terminals growing by 0.02616 a terminal.
+_STEINER_POINTS = ((3, 1.0), (4, 1.0828), (5, 1.1536), (6, 1.2206), (7, 1.2823), (8, 1.3385),
+                   (9, 1.3991), (10, 1.4493), (15, 1.6899), (20, 1.8924), (25, 2.0743),
+                   (30, 2.2334), (35, 2.3895), (40, 2.5356), (45, 2.6625), (50, 2.7933))
+
+
+def steiner_factor(terminals: int) -> float:
+    """Expected Steiner tree length of ``terminals`` points over their bounding box's half-perimeter."""
+    if terminals <= 3:
+        return 1.0
+    last, factor = _STEINER_POINTS[-1]
+    if terminals >= last:
+        return factor + 0.02616 * (terminals - last)
+    for (low, at_low), (high, at_high) in itertools.pairwise(_STEINER_POINTS):
+        if terminals <= high:
+            return at_low + (at_high - at_low) * (terminals - low) / (high - low)
+    raise AssertionError(terminals)
 
 
 class PlaceError(ValueError):
@@ -262,7 +293,8 @@ class _Annealer:
     Cost = wirelength + ``overflow_weight`` per stream beyond a tile's link count (see
     :func:`port_overflow`), so placements that cannot be routed are driven out first, +
     ``congestion_weight`` per stream of estimated through-traffic beyond a window of links'
-    capacity (:meth:`_net_load`, the module docstring).
+    capacity (:meth:`_net_load`, the module docstring). With that term, a stream of several
+    sinks has its bounding-box wirelength (:meth:`_box_wire`) instead of the star's.
 
     The inner loop runs hundreds of thousands of times per placement, so it works on integers:
     nodes and tiles are list indices, distances a matrix, and a link endpoint ("out" or "in" at
@@ -293,6 +325,9 @@ class _Annealer:
             self.incident[source].add(k)
             for sink in sinks:
                 self.incident[sink].add(k)
+        self.box = congestion_weight > 0
+        self.factor = [steiner_factor(len({source, *sinks})) for source, sinks in self.edges]
+        self.unreachable = unreachable
         self.demand = [0] * (2 * len(grid))
         for k in range(len(self.edges)):
             for key in self._edge_terms(k)[1]:
@@ -413,10 +448,36 @@ class _Annealer:
             wire += row[tile]
             if tile != source:
                 arrivals.add(tile)
+        if self.box and len(sinks) > 1:
+            wire = self._box_wire(k)
         if not arrivals:
             return wire, ()
         offset = len(self.grid)
         return wire, (source, *(offset + tile for tile in arrivals))
+
+    def _box_wire(self, k: int) -> float:
+        """Stream ``k``'s bounding-box wirelength: the half-perimeter of its terminals' box
+        times :func:`steiner_factor` of its nodes (a node a stream feeds twice is one terminal),
+        plus the unreachable penalty for each sink cut off."""
+        source_node, sinks = self.edges[k]
+        grid, pos = self.grid, self.pos
+        source = pos[source_node]
+        row_low, col_low = row_high, col_high = grid[source]
+        cut_off, row, unreachable = 0, self.dist[source], self.unreachable
+        for sink in sinks:
+            tile = pos[sink]
+            if row[tile] >= unreachable:
+                cut_off += unreachable
+            r, c = grid[tile]
+            if r < row_low:
+                row_low = r
+            elif r > row_high:
+                row_high = r
+            if c < col_low:
+                col_low = c
+            elif c > col_high:
+                col_high = c
+        return self.factor[k] * (row_high - row_low + col_high - col_low) + cut_off
 
     def _move(self, name, tile, affected) -> tuple[int, dict]:
         """Move (or swap) ``name`` to ``tile``; return the cost change and the change of demand
@@ -434,9 +495,13 @@ class _Annealer:
                 source = pos[source_node]
                 row = dist[source]
                 arrivals = []
+                box = self.box and len(sinks) > 1
+                if box:
+                    wire += sign * self._box_wire(k)
                 for sink in sinks:
                     at = pos[sink]
-                    wire += sign * row[at]
+                    if not box:
+                        wire += sign * row[at]
                     if at != source and at not in arrivals:
                         arrivals.append(at)
                 if arrivals:

@@ -19,7 +19,8 @@ removed; a route may pass through any usable tile's switch without using its FU)
 stream is routed as a tree: sinks in order of distance from the source, each joined to the tree
 so far by a cheapest path. Links wanted by several streams get dearer each iteration (present
 and history costs) and the streams on them are ripped up and rerouted, until no link is shared,
-or :class:`RouteError` after ``max_iterations``.
+or :class:`RouteError`: after ``max_iterations`` with the present cost growing quickly, then
+(from scratch) three times as many growing slowly (``QUICK``, ``PATIENT``).
 """
 
 import dataclasses
@@ -194,20 +195,20 @@ def _check_endpoints(spec: FabricSpec, graph: StreamGraph, placement: Placement,
                 raise RouteError(f"stream {edge}: an endpoint is on failed tile {tile}")
 
 
-def _negotiate(spec, graph, placement, adjacency, max_iterations, indices=None):
-    """PathFinder: route every stream (of ``indices``, all by default); while links are shared,
-    make them dearer and reroute the streams that use them. Returns trees by index."""
-    indices = range(len(graph.edges)) if indices is None else indices
-    terminals = {index: (source_endpoint(graph, placement, graph.edges[index]),
-                         [sink_endpoint(graph, placement, sink) for sink in graph.edges[index].sinks])
-                 for index in indices}
+# PathFinder's schedules: (present-cost growth per iteration, iterations as a multiple of
+# ``max_iterations``). The quick one settles most graphs in a few iterations; a graph it leaves
+# with a few links shared gets a patient one, whose slower growth lets streams keep trading links
+# for longer (Ripple's kc on a 16x16 grid: placements left with 1 to 3 shared links route).
+# Everything the quick schedule routes keeps its routes.
+QUICK, PATIENT = (1.8, 1), (1.3, 3)
+
+
+def _pathfinder(terminals, adjacency, base, iterations, growth):
+    """One negotiation from scratch: (trees by index, iterations used, links still shared)."""
     occupancy, history = Counter(), defaultdict(float)
-    # A register on a link costs a cycle where other links pass through (rsn.hops.link_weight).
-    base = {(tile, side): float(link_weight(spec, tile, side))
-            for tile, links in adjacency.items() for side, _ in links}
-    trees = dict.fromkeys(indices)
+    trees = dict.fromkeys(terminals)
     present = 0.5
-    for iteration in range(1, max_iterations + 1):
+    for iteration in range(1, iterations + 1):
         for index, (source, sinks) in terminals.items():
             if trees[index] is not None:
                 if all(occupancy[link] <= 1 for link in trees[index].links()):
@@ -219,19 +220,42 @@ def _negotiate(spec, graph, placement, adjacency, max_iterations, indices=None):
             try:
                 trees[index] = _route_tree(source, sinks, adjacency, link_cost)
             except _NoPath as missing:
-                edge = graph.edges[index]
-                raise RouteError(
-                    f"stream {edge}: no path from tile {source[0]} to tile {missing.sink[0]} that "
-                    f"avoids failed tiles {sorted(spec.failed_tiles)} and failed links "
-                    f"{sorted(spec.failed_links)}; place the nodes elsewhere or repair the fabric",
-                    streams=[edge]) from None
+                raise _NoPath((index, source, missing.sink)) from None
             occupancy.update(trees[index].links())
         shared = sorted(link for link, count in occupancy.items() if count > 1)
         if not shared:
-            return trees, iteration
+            return trees, iteration, []
         for link in shared:
             history[link] += occupancy[link] - 1
-        present *= 1.8
+        present *= growth
+    return trees, iterations, shared
+
+
+def _negotiate(spec, graph, placement, adjacency, max_iterations, indices=None):
+    """PathFinder: route every stream (of ``indices``, all by default); while links are shared,
+    make them dearer and reroute the streams that use them, on the quick schedule and then, if
+    links are still shared, on the patient one. Returns (trees by index, iterations)."""
+    indices = range(len(graph.edges)) if indices is None else indices
+    terminals = {index: (source_endpoint(graph, placement, graph.edges[index]),
+                         [sink_endpoint(graph, placement, sink) for sink in graph.edges[index].sinks])
+                 for index in indices}
+    # A register on a link costs a cycle where other links pass through (rsn.hops.link_weight).
+    base = {(tile, side): float(link_weight(spec, tile, side))
+            for tile, links in adjacency.items() for side, _ in links}
+    spent = 0
+    for growth, multiple in (QUICK, PATIENT):
+        try:
+            trees, used, shared = _pathfinder(terminals, adjacency, base, multiple * max_iterations, growth)
+        except _NoPath as missing:
+            index, source, sink = missing.sink
+            raise RouteError(
+                f"stream {graph.edges[index]}: no path from tile {source[0]} to tile {sink[0]} that "
+                f"avoids failed tiles {sorted(spec.failed_tiles)} and failed links "
+                f"{sorted(spec.failed_links)}; place the nodes elsewhere or repair the fabric",
+                streams=[graph.edges[index]]) from None
+        spent += used
+        if not shared:
+            return trees, spent
     users = defaultdict(list)
     for index, tree in trees.items():
         for link in tree.links():
@@ -243,8 +267,8 @@ def _negotiate(spec, graph, placement, adjacency, max_iterations, indices=None):
     scope = "phase" if graph.phased else "program"
     raise RouteError(
         f"could not route {len(streams)} stream(s) without "
-        f"sharing a link after {max_iterations} iterations (each directed link carries one stream "
-        f"per {scope}):\n  " + "\n  ".join(lines)
+        f"sharing a link after {max_iterations} iterations and {PATIENT[1] * max_iterations} more "
+        f"at a gentler pace (each directed link carries one stream per {scope}):\n  " + "\n  ".join(lines)
         + "\nuse a larger fabric, fewer or smaller multicasts, or pin nodes further apart"
         + (", or move streams to another phase" if graph.phased else ""),
         streams=streams, links=shared)
@@ -359,6 +383,11 @@ def _remember(shape: tuple, *outcome):
     _ROUTED[shape] = outcome[0] if isinstance(outcome[0], RouteError) else outcome
 
 
+def _shared(error: RouteError) -> float:
+    """How far a failed routing was from routing: its shared links (a cut-off sink: never close)."""
+    return len(error.links) if error.links else float("inf")
+
+
 def place_and_route(spec: FabricSpec, graph: StreamGraph, *, seed: int = 0, attempts: int = 3,
                     max_iterations: int = 100, exhaustive: int = 64, spread: bool = True) -> Routing:
     """Check, place, route and check again: the one call a front-end needs.
@@ -368,7 +397,10 @@ def place_and_route(spec: FabricSpec, graph: StreamGraph, *, seed: int = 0, atte
     placements are tried too, likeliest first, up to ``exhaustive`` of them. Then (if
     ``spread``) ``attempts`` placements that also weigh through-traffic
     (``place(congestion=True)``), which spread a dense graph so that streams can cross it.
-    The first failure is raised if none succeeds. Deterministic for a given ``seed``.
+    If none succeeds, the failure that left the fewest links shared is raised (the closest miss:
+    its message names what to change, and :func:`ripple_core.lower.compile_lowering` judges by
+    it whether re-placing can help); a stream cut off from its sink ranks last. Deterministic for
+    a given ``seed``.
     """
     checks.check_program(spec, graph)
     shape = _shape(spec, graph, (seed, attempts, max_iterations, exhaustive, spread))
@@ -381,7 +413,7 @@ def place_and_route(spec: FabricSpec, graph: StreamGraph, *, seed: int = 0, atte
                            trees, iterations)
         checks.check_routing(spec, graph, routing)
         return routing
-    first_error, tried = None, []
+    closest, tried = None, []
     candidates = (place(spec, graph, seed=seed + attempt) for attempt in range(attempts))
 
     def fallback():                             # only enumerated once annealing has failed
@@ -399,12 +431,13 @@ def place_and_route(spec: FabricSpec, graph: StreamGraph, *, seed: int = 0, atte
             _check_endpoints(spec, graph, placement, adjacency)
             trees, iterations = _route_phases(spec, graph, placement, adjacency, max_iterations)
         except RouteError as error:
-            first_error = first_error or error
+            if closest is None or _shared(error) < _shared(closest):
+                closest = error
             continue
         routing = _routing(graph, placement, trees, iterations)
         checks.check_routing(spec, graph, routing)
         _remember(shape, dataclasses.replace(placement, tiles=dict(placement.tiles),
                                              host_sides=dict(placement.host_sides)), trees, iterations)
         return routing
-    _remember(shape, first_error)
-    raise first_error
+    _remember(shape, closest)
+    raise closest

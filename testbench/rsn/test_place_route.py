@@ -538,10 +538,64 @@ def test_unroutable_congestion_names_streams_and_link():
         graph.add_host_in(f"x{index}", f"in{index}", 4)
         graph.add_host_out(f"y{index}", f"out{index}", 4)
         graph.connect(f"x{index}", f"y{index}", 4)
-    with pytest.raises(RouteError, match=r"(?s)could not route 2 stream\(s\) .* after 5 iterations.*"
+    with pytest.raises(RouteError, match=r"(?s)could not route 2 stream\(s\) .* after 5 iterations and "
+                                         r"15 more at a gentler pace.*"
                                          r"tile \(0, 0\) output E \(to \(0, 1\)\) is wanted by 2 streams: "
                                          r"x0.o0 -> y0.i0; x1.o0 -> y1.i0"):
         route(spec, graph, place(spec, graph), max_iterations=5)
+
+
+def test_the_patient_schedule_runs_only_where_the_quick_one_leaves_links_shared(monkeypatch):
+    """Routes that the quick schedule finds are kept as they were; a graph it leaves with links
+    shared is negotiated again from scratch, three times as long, at the slower growth."""
+    import rsn.route as routing_module
+
+    runs = []
+    real = routing_module._pathfinder
+
+    def recording(terminals, adjacency, base, iterations, growth):
+        runs.append((iterations, growth))
+        return real(terminals, adjacency, base, iterations, growth)
+    monkeypatch.setattr(routing_module, "_pathfinder", recording)
+
+    spec = fabric(1, 2, ["alu alu"], [("in0", 0, 0, "W", "in"), ("in1", 0, 0, "N", "in"),
+                                      ("out0", 0, 1, "E", "out"), ("out1", 0, 1, "N", "out")])
+    one = StreamGraph()
+    one.add_host_in("x0", "in0", 4)
+    one.add_host_out("y0", "out0", 4)
+    one.connect("x0", "y0", 4)
+    route(spec, one, place(spec, one), max_iterations=5)
+    assert runs == [(5, routing_module.QUICK[0])]
+
+    two = StreamGraph()
+    for index in (0, 1):
+        two.add_host_in(f"x{index}", f"in{index}", 4)
+        two.add_host_out(f"y{index}", f"out{index}", 4)
+        two.connect(f"x{index}", f"y{index}", 4)
+    runs.clear()
+    with pytest.raises(RouteError):
+        route(spec, two, place(spec, two), max_iterations=5)
+    assert runs == [(5, routing_module.QUICK[0]), (15, routing_module.PATIENT[0])]
+
+
+def test_place_and_route_reports_its_closest_miss(monkeypatch):
+    """Of several failed placements, the error raised is the one with the fewest links shared
+    (compile_lowering judges by it whether re-placing can help); a cut-off sink ranks last."""
+    import rsn.route as routing_module
+
+    errors = [RouteError("far", links=[((0, 0), 1)] * 5), RouteError("cut off"),
+              RouteError("close", links=[((0, 0), 1)] * 2), RouteError("farther", links=[((0, 0), 1)] * 9)]
+    raised = []
+
+    def failing(*_args):
+        raised.append(errors[len(raised) % len(errors)])
+        raise raised[-1]
+    monkeypatch.setattr(routing_module, "_route_phases", failing)
+    spec = fabric(2, 3, ["alu alu alu", "alu alu alu"],
+                  [("in0", 0, 0, "W", "in"), ("out0", 1, 2, "E", "out")])
+    with pytest.raises(RouteError, match="^close$"):     # one annealed placement, then enumerated ones
+        place_and_route(spec, alu_chain(3, 4), seed=11, attempts=1, exhaustive=5, spread=False)
+    assert len(raised) == 5
 
 
 def test_disconnected_sink_is_reported_at_once():
@@ -643,3 +697,45 @@ def test_through_traffic_bookkeeping_is_exact_after_annealing():
             return [sorted(state.segments[segment] for segment in loads) for loads in state.net_load]
         assert crossings(walked) == crossings(fresh), seed
         assert walked.cost() == pytest.approx(fresh.cost()), seed
+
+
+def test_steiner_factor_follows_its_table():
+    from rsn.place import steiner_factor
+
+    assert [steiner_factor(n) for n in (1, 2, 3)] == [1.0, 1.0, 1.0]
+    assert steiner_factor(4) == pytest.approx(1.0828) and steiner_factor(50) == pytest.approx(2.7933)
+    assert steiner_factor(12) == pytest.approx(1.4493 + (1.6899 - 1.4493) * 2 / 5)
+    assert steiner_factor(60) == pytest.approx(2.7933 + 10 * 0.02616)
+    factors = [steiner_factor(n) for n in range(1, 80)]
+    assert factors == sorted(factors)
+
+
+def test_congestion_placement_costs_a_multicast_by_its_bounding_box():
+    """With the through-traffic term a stream of several sinks costs the half-perimeter of its
+    terminals' box times the Steiner factor; a one-sink stream, and every stream without the
+    term, its source-to-sink distances."""
+    from rsn import place as placer
+
+    spec = fabric(4, 4, ["alu alu alu alu"] * 4, [("in0", 0, 0, "W", "in"), ("out0", 3, 3, "E", "out")])
+    graph = StreamGraph()
+    graph.add_host_in("x", "in0", 4)
+    for index in range(6):
+        graph.add_node(f"a{index}", "alu", [{"beats": 4}])
+    graph.connect("x", [(f"a{index}", 0) for index in range(5)], tokens=4)
+    graph.connect(("a0", 0), ("a5", 0), tokens=4)
+    graph.add_host_out("y", "out0", 4)
+    graph.connect(("a5", 0), "y", tokens=4)
+    tiles, _, pinned = placer._anchored_tiles(spec, graph)
+    where = [(0, 1), (2, 3), (3, 0), (1, 1), (2, 2)]
+    tiles.update({f"a{index}": tile for index, tile in enumerate([*where, (1, 3)])})
+    distances, adjacency = tile_distances(spec), placer.usable_links(spec)
+    fixed = ({"alu": spec.all_tiles()}, distances, adjacency, random.Random(1))
+    settings = dict(span=4, unreachable=160, overflow_weight=16, shape=(4, 4))
+    plain = placer._Annealer(graph, dict(tiles), *fixed, **settings)
+    boxed = placer._Annealer(graph, dict(tiles), *fixed, **settings,
+                             congestion_weight=placer.CONGESTION_WEIGHT)
+    multicast, chained = 0, 1
+    star = sum(abs(r) + abs(c) for r, c in where)            # every sink from the source at (0, 0)
+    assert plain._edge_terms(multicast)[0] == star == 15
+    assert boxed._edge_terms(multicast)[0] == pytest.approx(placer.steiner_factor(6) * (3 + 3))
+    assert boxed._edge_terms(chained)[0] == plain._edge_terms(chained)[0] == 3     # (0, 1) to (1, 3)
