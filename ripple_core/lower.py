@@ -729,6 +729,13 @@ def _bank_preload(case: dict, array: str, base: int) -> dict[int, int]:
             **{MEM_WINDOW + word: wrap(value) & 0xFFFF_FFFF for word, value in enumerate(contents)}}
 
 
+# A pinned node moves one operator, which frees a few links at most: once the first
+# HOPELESS_AFTER attempts have all left more than HOPELESS_LINKS links shared, the graph wants a
+# larger fabric, not another pin (Ripple's kc on a 12x12 grid: 24 to 100 shared links each try,
+# half a minute a try).
+HOPELESS_AFTER, HOPELESS_LINKS = 4, 8
+
+
 def compile_lowering(lowering: RippleLowering, spec, *, seed: int = 0, attempts: int = 64):
     """``compile_program`` for a lowering, re-placing until every stream routes.
 
@@ -738,7 +745,9 @@ def compile_lowering(lowering: RippleLowering, spec, *, seed: int = 0, attempts:
     (two on every fourth attempt; seeded by ``seed``) to a random tile of its kind and lets the
     annealer place the rest around it. On a 2x4 grid of pe tiles (the example fabric's earlier
     size) about one such attempt in five routes for the suite's 7-operator graphs, measured; one
-    pin does better than more. Raises the first attempt's RouteError if none of ``attempts`` routes.
+    pin does better than more. Raises the first attempt's RouteError if none of ``attempts``
+    routes, or as soon as the first ``HOPELESS_AFTER`` have each left more than
+    ``HOPELESS_LINKS`` links shared.
     """
     import copy
     import random
@@ -749,7 +758,7 @@ def compile_lowering(lowering: RippleLowering, spec, *, seed: int = 0, attempts:
     rng = random.Random(seed)
     pe_tiles = [tile for tile in spec.all_tiles()
                 if spec.kind(tile) == "pe" and tile not in spec.failed_tiles]
-    first = None
+    first, fewest = None, None
     for attempt in range(attempts):
         program = lowering.program
         if attempt:
@@ -762,4 +771,7 @@ def compile_lowering(lowering: RippleLowering, spec, *, seed: int = 0, attempts:
             return compile_program(program, spec, seed=seed + attempt, attempts=1)
         except RouteError as error:
             first = first or error
+            fewest = len(error.links) if fewest is None else min(fewest, len(error.links))
+            if attempt + 1 >= HOPELESS_AFTER and fewest > HOPELESS_LINKS:
+                break
     raise first

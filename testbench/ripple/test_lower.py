@@ -290,6 +290,27 @@ def test_a_graph_too_big_for_the_fabric_says_so():
         compile_lowering(lowering, small)
 
 
+def test_re_placing_stops_once_every_try_left_many_links_shared(monkeypatch):
+    """A pin moves one operator: after HOPELESS_AFTER tries that each left more than
+    HOPELESS_LINKS links shared, compile_lowering gives up with the first error instead of
+    spending all its attempts; tries that came close go on."""
+    import rsn.program
+    from ripple_core import lower
+    from rsn.route import RouteError
+
+    lowering = lower_graph(clamped_sum_program(), clamped_sum_case(0, 5, 2), FABRIC)
+    for shared, tries in ((lower.HOPELESS_LINKS + 1, lower.HOPELESS_AFTER), (lower.HOPELESS_LINKS, 10)):
+        calls = []
+
+        def failing(program, spec, *, seed, attempts, shared=shared, calls=calls):
+            calls.append(seed)
+            raise RouteError(f"try {len(calls)}", links=[((0, 0), 1)] * shared)
+        monkeypatch.setattr(rsn.program, "compile_program", failing)
+        with pytest.raises(RouteError, match="^try 1$"):
+            compile_lowering(lowering, FABRIC, attempts=10)
+        assert len(calls) == tries, shared
+
+
 # --- memory: LOAD and STORE on a PE's bank ----------------------------------------------------
 
 @needs_suite
