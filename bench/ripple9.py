@@ -10,8 +10,9 @@ both versions on the same inputs (one seed):
   firings, IPC and spill traffic;
 * with ``--rtl``, also on a Verilated fabric with a shared banked memory, native tier (each
   workload's largest size; ``--rtl-sizes smallest|all`` for the others): each case on the first of
-  :data:`FABRICS` (examples/fabrics/ripple_xl.toml, 12x12 pe tiles of two lanes; ``--fabric``
-  for others) that both its versions fit and route on, the cases of one fabric in ``--jobs``
+  :data:`FABRICS` (examples/fabrics/ripple_xl.toml, 12x12 pe tiles of two lanes, then
+  ripple_xxl.toml, 16x16 of one lane; ``--fabric`` for others) that both its versions fit and
+  route on, the cases of one fabric in ``--jobs``
   simulations of one build side by side: compute cycles (the fabric's counter less the image
   words loaded after START), firings, and the shared memory's bank accesses and conflicts;
 * ``--dry`` lowers and places/routes every case for those fabrics without simulating, so that the
@@ -48,7 +49,7 @@ __all__ = ["present", "measure_model", "measure_rtl", "fabric_verdict", "markdow
 # A case goes to the first fabric both its versions route on (with --fabric, list the smallest
 # first). A fabric with fewer than PEs / FILL tiles is not tried (the router needs room around busy
 # tiles), nor one a version failed to route on at another size.
-FABRICS = (REPO / "examples" / "fabrics" / "ripple_xl.toml",)
+FABRICS = tuple(REPO / "examples" / "fabrics" / name for name in ("ripple_xl.toml", "ripple_xxl.toml"))
 FILL = 0.8
 JOBS = 2                # simulations of one fabric's build side by side (one per core)
 DEPTH, MEM_LATENCY, SEED = 2, 1, 2025
@@ -513,14 +514,15 @@ def _rtl_lines(report: dict) -> list[str]:
 
 
 def combine(paths: list[Path], out: str) -> int:
-    """One RTL report from parts (``--rtl --only`` runs of different workloads, on the same
-    fabrics): their rows in order, each part's revision and timing kept, the geomeans over all."""
+    """One RTL report from parts (``--rtl --only`` runs of different workloads): their rows in
+    order, each part's revision, timing and fabrics kept (a row names the fabric both its versions
+    ran on), the geomeans over all."""
     parts = [json.loads(path.read_text()) for path in paths]
     if any(not part["settings"].get("rtl") or part["settings"]["rtl"].get("dry") for part in parts):
         raise SystemExit("--combine takes the JSON of --rtl runs (ripple9_rtl_*.json), not model or dry runs")
-    fabrics = {json.dumps(part["settings"]["rtl"]["fabrics"], sort_keys=True) for part in parts}
-    if len(fabrics) > 1:
-        raise SystemExit("--combine: the parts ran on different fabrics; combine runs of the same fabrics")
+    # Each row names the fabric both its versions ran on; the table lists every part's fabrics.
+    fabrics = list({json.dumps(fabric, sort_keys=True): fabric
+                    for part in parts for fabric in part["settings"]["rtl"]["fabrics"]}.values())
     names = [name for part in parts for name in part["present"]]
     if len(set(names)) < len(names):
         raise SystemExit(f"--combine: a workload is in more than one part ({', '.join(names)}); "
@@ -531,7 +533,7 @@ def combine(paths: list[Path], out: str) -> int:
     made = [{"file": path.name, "workloads": part["present"], "measured": part["settings"]["measured"],
              "git_revision": part["settings"]["git_revision"]}
             for path, part in zip(paths, parts, strict=True)]
-    rtl = {**first["rtl"], "simulation_seconds": seconds, "parts": made}
+    rtl = {**first["rtl"], "fabrics": fabrics, "simulation_seconds": seconds, "parts": made}
     report = {"settings": {**first, "rtl": rtl,
                            "git_tracked_changes": any(p["settings"]["git_tracked_changes"] for p in parts)},
               "present": names, "missing": [], "runs": rows,
@@ -547,7 +549,7 @@ def main(argv=None) -> int:
                         help="each workload's bench sizes (default) or its small test size")
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--rtl", action="store_true",
-                       help="also run every case on a Verilated fabric (8x9, or 12x12 if it does not fit)")
+                       help="also run every case on a Verilated fabric (12x12, else 16x16)")
     group.add_argument("--dry", action="store_true",
                        help="lower and place/route every case for the fabric, without simulating")
     parser.add_argument("--rtl-sizes", choices=("largest", "smallest", "all"), default="largest",
@@ -555,7 +557,8 @@ def main(argv=None) -> int:
                              "its smallest, or every size")
     parser.add_argument("--fabric", action="append", type=Path, metavar="TOML",
                         help="with --rtl or --dry: a fabric to try, in the order given (repeat it; default: "
-                             "ripple_xl.toml, 12x12 pe tiles of two lanes)")
+                             "ripple_xl.toml, 12x12 pe tiles of two lanes, then ripple_xxl.toml, 16x16 "
+                             "of one lane)")
     parser.add_argument("--jobs", type=int, default=JOBS,
                         help=f"with --rtl: simulations of each fabric side by side (default {JOBS})")
     parser.add_argument("--only", nargs="+", choices=NAMES, help="these workloads only")
