@@ -57,7 +57,7 @@ DEPTH, MEM_LATENCY, SEED = 2, 1, 2025
 # ordered prd at 1,024 vertices takes about 660k cycles on the golden model, several times that on
 # the fabric.
 RTL_MAX_CYCLES = 8_000_000
-HOST_MEMORY_WORDS = (1 << 16, 1 << 14)   # what the 1,024-vertex cases need: one build for every size
+HOST_MEMORY_WORDS = (1 << 17, 1 << 15)   # what kc's 1,024-vertex cases need: one build for every size
 # The Ripple paper's geomean targets over its nine workloads: (key, label, wanted, higher is better).
 TARGETS = (("speedup", "speed-up (ordered cycles / Ripple cycles)", 3.0, True),
            ("ipc_ratio", "IPC ratio (Ripple / ordered)", 1.58, True),

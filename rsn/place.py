@@ -36,8 +36,9 @@ decider and crowds its links. A stream of several sinks costs instead the half-p
 terminals' bounding box times a factor for its terminal count (:func:`steiner_factor`, the
 expected ratio of a rectilinear Steiner tree to the half-perimeter), the usual estimate of
 FPGA placers. A one-sink stream keeps its shortest-path distance (failed tiles detour). On
-Ripple's kc (141 and 180 operators) on a 16x16 grid of one-operator tiles this let both versions
-route where the star left 3 and 51 links shared (docs/ripple-workloads.md).
+Ripple's kc (141 and 180 operators) on a 16x16 grid of one-operator tiles this, with the router's
+patient schedule (rsn/route.py), routes both versions where the star left 3 and 51 links shared
+(docs/ripple-workloads.md).
 
 Algorithm: a greedy initial placement (nodes in breadth-first order from the anchored ones, each
 on the free tile nearest its placed neighbours) refined by simulated annealing (moves and swaps
