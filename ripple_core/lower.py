@@ -731,7 +731,7 @@ def _bank_preload(case: dict, array: str, base: int) -> dict[int, int]:
 
 # A pinned node moves one operator, which frees a few links at most: once the first
 # HOPELESS_AFTER attempts have all left more than HOPELESS_LINKS links shared, the graph wants a
-# larger fabric, not another pin (Ripple's kc on a 12x12 grid: 24 to 100 shared links each try,
+# larger fabric, not another pin (Ripple's kc on a 12x12 grid: 24 to 105 shared links each try,
 # half a minute a try).
 HOPELESS_AFTER, HOPELESS_LINKS = 4, 8
 

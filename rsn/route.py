@@ -119,6 +119,13 @@ class _NoPath(Exception):
         self.sink = sink
 
 
+class _CutOff(Exception):
+    """Stream ``index`` has no path from ``source`` to ``sink`` at all (failed tiles or links)."""
+
+    def __init__(self, index, source, sink):
+        self.index, self.source, self.sink = index, source, sink
+
+
 def _join(tree_tiles, target, adjacency, link_cost):
     """Cheapest path from any tile of the tree to ``target``: [(tile, side, next tile)]."""
     distance = {tile: 0.0 for tile in tree_tiles}
@@ -220,7 +227,7 @@ def _pathfinder(terminals, adjacency, base, iterations, growth):
             try:
                 trees[index] = _route_tree(source, sinks, adjacency, link_cost)
             except _NoPath as missing:
-                raise _NoPath((index, source, missing.sink)) from None
+                raise _CutOff(index, source, missing.sink) from None
             occupancy.update(trees[index].links())
         shared = sorted(link for link, count in occupancy.items() if count > 1)
         if not shared:
@@ -246,8 +253,8 @@ def _negotiate(spec, graph, placement, adjacency, max_iterations, indices=None):
     for growth, multiple in (QUICK, PATIENT):
         try:
             trees, used, shared = _pathfinder(terminals, adjacency, base, multiple * max_iterations, growth)
-        except _NoPath as missing:
-            index, source, sink = missing.sink
+        except _CutOff as cut:
+            index, source, sink = cut.index, cut.source, cut.sink
             raise RouteError(
                 f"stream {graph.edges[index]}: no path from tile {source[0]} to tile {sink[0]} that "
                 f"avoids failed tiles {sorted(spec.failed_tiles)} and failed links "
