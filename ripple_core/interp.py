@@ -104,6 +104,10 @@ class Result:
     mem_writes: int = 0
     control_firings: int = 0
     max_locks_held: int = 0
+    # Atomics' contention: ACQUIREs that found their address held (or the directory full) with
+    # their inputs ready, and the cycles they waited from then until they fired.
+    contended_acquires: int = 0
+    lock_wait_cycles: int = 0
     queue_peaks: dict = field(default_factory=dict)  # QUEUE node -> most tokens its slot 0 held at once
     firings_by_node: dict = field(default_factory=dict)
     arrays: dict = field(default_factory=dict)       # array name -> final contents
@@ -216,6 +220,7 @@ class _Machine:
         self.acquirers = [k for k, node in enumerate(self.nodes) if node.op == "ACQUIRE"]
         self.sinks = {k for k, node in enumerate(self.nodes) if node.op == "SINK"}
         self.directory: dict[int, str] = {}
+        self.cycle, self.lock_waits = 0, {}         # ACQUIRE name -> cycle it was first refused
         self.spill_writes = self.spill_reads = 0
         self.result = Result(static_instructions=len(self.nodes) - len(self.sinks))
         self.result.outputs = {self.nodes[k].name: [] for k in self.sinks}
@@ -223,6 +228,10 @@ class _Machine:
     def can_acquire(self, address) -> bool:
         return address not in self.directory and (
             self.atomic_entries is None or len(self.directory) < self.atomic_entries)
+
+    def refused(self, name: str):
+        """ACQUIRE ``name`` is ready but its address is taken: it waits from this cycle on."""
+        self.lock_waits.setdefault(name, self.cycle)
 
     def _ports(self, k, port):
         ports = self.out[k]
@@ -236,6 +245,7 @@ class _Machine:
             if cycle >= max_cycles:
                 raise RunawayError(f"{self.graph.name}: still running after {max_cycles} cycles")
             wake, stores, releases, popped = set(), [], [], []
+            self.cycle = cycle
             for k in sorted(candidates):
                 if k in self.sinks:
                     self._sink(k, wake, popped)
@@ -293,6 +303,10 @@ class _Machine:
             self.result.mem_writes += 1
         if fire.acquire is not None:
             self.directory[fire.acquire] = self.nodes[k].name
+            since = self.lock_waits.pop(self.nodes[k].name, None)
+            if since is not None:
+                self.result.contended_acquires += 1
+                self.result.lock_wait_cycles += cycle - since
             self.result.max_locks_held = max(self.result.max_locks_held, len(self.directory))
         if fire.release is not None:
             releases.append((self.nodes[k].name, fire.release))

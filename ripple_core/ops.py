@@ -342,6 +342,7 @@ class Acquire(Operator):
             return None
         address = view.peek(0)
         if not ctx.can_acquire(address):
+            ctx.refused(self.node.name)
             return None
         return Fire(tuple(slots), ((0, address),), acquire=address)
 

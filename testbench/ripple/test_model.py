@@ -218,6 +218,23 @@ def test_distinct_addresses_are_held_in_parallel():
     assert result.arrays["counts"] == [8, 8, 8] and result.max_locks_held >= 3
 
 
+def test_contention_counts_the_acquires_that_waited_for_a_held_address():
+    """A site's next ACQUIRE waits for its own RELEASE; sites on counters of their own wait
+    exactly as one site alone does, each; sites sharing one counter also wait for each other;
+    without atomics nothing waits."""
+    def measured(addresses, atomic=True):
+        memory = {"counts": [0] * 3, **{f"addr{s}": addresses[s] for s in range(len(addresses))}}
+        result = run(counter_updates(len(addresses), addresses, atomic), memory=memory)
+        return result.contended_acquires, result.lock_wait_cycles
+
+    alone = measured([[0] * 8])
+    assert alone[0] >= 1 and alone[1] >= alone[0]
+    assert measured([[0] * 8, [1] * 8, [2] * 8]) == (3 * alone[0], 3 * alone[1])
+    shared = measured([[0] * 8] * 3)
+    assert shared[1] > 3 * alone[1]
+    assert measured([[0] * 8] * 3, atomic=False) == (0, 0)
+
+
 def test_release_without_acquire_is_an_error():
     b = Builder("bad")
     b.release(b.const(12), name="rel")
