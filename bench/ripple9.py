@@ -9,7 +9,8 @@ both versions on the same inputs (one seed):
 * on the golden model (``ripple_core.interp.run``, slot depth 2, memory latency 1): cycles,
   firings, IPC and spill traffic;
 * with ``--rtl``, also on a Verilated fabric with a shared banked memory, native tier (each
-  workload's largest size; ``--rtl-sizes smallest|all`` for the others): each case on the first of
+  workload's largest size whose arrays fit the fabrics' shared memory: 1,024 vertices and 64x64
+  by default; ``--rtl-sizes smallest|all`` for the others): each case on the first of
   :data:`FABRICS` (examples/fabrics/ripple_xl.toml, 12x12 pe tiles of two lanes, then
   ripple_xxl.toml, 16x16 of one lane; ``--fabric`` for others) that both its versions fit and
   route on, the cases of one fabric in ``--jobs``
@@ -106,7 +107,8 @@ def _model_run(w, version: str, size: int, kind: str) -> dict:
     if not result.drained:
         problems.append(f"tokens left behind: {', '.join(result.leftovers[:4])}")
     entry.update(cycles=result.cycles, firings=result.firings, ipc=round(result.ipc, 3),
-                 spill_traffic=result.spill_traffic, problems=problems,
+                 spill_traffic=result.spill_traffic, contended_acquires=result.contended_acquires,
+                 lock_wait_cycles=result.lock_wait_cycles, problems=problems,
                  seconds=round(time.monotonic() - started, 2))
     entry["_run"] = (graph, case, result)      # for the RTL lowering; dropped before writing
     return entry
@@ -151,11 +153,21 @@ def _expect(graph, result) -> dict:
     return expect
 
 
-def _chosen_sizes(rows: list[dict], which: str) -> dict:
-    """Each workload's size among ``rows`` that runs on the fabric: its ``largest`` (the one the
-    fabric figures are wanted at) or its ``smallest`` (a quicker run of the same cases)."""
+def _case_words(row: dict) -> int:
+    """Words of the case's arrays (the larger version's): what the shared memory must hold."""
+    return max((sum(len(words) for words in row[version]["_run"][1]["mem"].values())
+                for version in VERSIONS if "_run" in row[version]), default=0)
+
+
+def _chosen_sizes(rows: list[dict], which: str, words: int) -> dict:
+    """Each workload's size among ``rows`` that runs on the fabric: its ``largest`` whose arrays
+    fit ``words`` of shared memory (the one the fabric figures are wanted at: 1,024 vertices and
+    64x64 on the default fabrics, whose 16,384 words do not hold 4,096 vertices or 128x128) or
+    its ``smallest`` (a quicker run of the same cases)."""
     pick, chosen = (max if which == "largest" else min), {}
     for row in rows:
+        if which == "largest" and _case_words(row) > words:
+            continue
         chosen[row["workload"]] = pick(chosen.get(row["workload"], row["size"]), row["size"])
     return chosen
 
@@ -166,9 +178,10 @@ def _lower_all(rows: list[dict], specs: list, sizes: str = "all") -> list[tuple]
     and route on, so that a speed-up compares two programs on one fabric; failures go into the
     row."""
     lowered, refused = [], {}        # (workload, version, fabric index) -> why it did not route
-    chosen = _chosen_sizes(rows, sizes) if sizes != "all" else None
+    words = max(spec.memory.words if spec.memory else 0 for spec in specs)
+    chosen = _chosen_sizes(rows, sizes, words) if sizes != "all" else None
     for row in rows:
-        row["on_fabric"] = chosen is None or row["size"] == chosen[row["workload"]]
+        row["on_fabric"] = chosen is None or row["size"] == chosen.get(row["workload"])
         if not row["on_fabric"]:
             continue
         versions = [version for version in VERSIONS if "_run" in row[version]]
@@ -421,17 +434,21 @@ def markdown(report: dict) -> str:
               "Static = `graph.static_instructions()`; PEs = operators on a shared-memory fabric (one pe "
               "tile each; SINKs are host ports). Ratios: speed-up = ordered cycles / Ripple cycles, IPC "
               "ratio = Ripple IPC / ordered IPC, firings ratio = Ripple / ordered firings, size ratio = "
-              "ordered / Ripple static instructions. Check: the workload's own check against its "
-              "independent reference (numpy, networkx) on the final memory and outputs.", "",
+              "ordered / Ripple static instructions. Atomics' contention: the ACQUIREs that found "
+              "their address held with their inputs ready, and the cycles they waited (an ACQUIRE "
+              "also waits for its own site's previous RELEASE). Check: the workload's own check "
+              "against its independent reference (numpy, networkx) on the final memory and outputs.", "",
               "| workload | n | kind | static (ord / Rip) | PEs (ord / Rip) | cycles (ord / Rip) "
               "| IPC (ord / Rip) | speed-up | IPC ratio | firings ratio | size ratio | firings (ord / Rip) "
-              "| spill words (ord / Rip) | check |",
-              "|---|---:|---|---|---|---|---|---:|---:|---:|---:|---|---|---|"]
+              "| spill words (ord / Rip) | contended acquires (ord / Rip) | lock wait cycles (ord / Rip) "
+              "| check |",
+              "|---|---:|---|---|---|---|---|---:|---:|---:|---:|---|---|---|---|---|"]
     for row in rows:
         lines.append(f"| {row['workload']} | {row['size']} | {row['kind']} | {_pair(row, 'static')} "
                      f"| {_pair(row, 'pes', _count)} | {_pair(row, 'cycles')} "
                      f"| {_pair(row, 'ipc')} | {_ratio_cells(row['ratios'])} | {_pair(row, 'firings')} "
-                     f"| {_pair(row, 'spill_traffic')} | {_verdict(row)} |")
+                     f"| {_pair(row, 'spill_traffic')} | {_pair(row, 'contended_acquires')} "
+                     f"| {_pair(row, 'lock_wait_cycles')} | {_verdict(row)} |")
     failures = [(row, v) for row in rows for v in VERSIONS if row[v].get("error") or row[v].get("problems")]
     if failures:
         lines += ["", "Failed runs:", ""]
@@ -473,9 +490,10 @@ def _rtl_lines(report: dict) -> list[str]:
     lines = ["", f"## On the fabric ({fabrics})", "",
              "Both versions of each case run on the first fabric they both fit (at most "
              f"{FILL:.0%} of the tiles taken) and route on; `fabric` names it. "
-             + {"all": "Every size.", "largest": "Each workload's largest size (`--rtl-sizes all` runs "
-                "every size).", "smallest": "Each workload's smallest size (`--rtl-sizes smallest`; "
-                "`largest` runs the sizes the headline figures are for)."}[rtl.get("sizes", "all")], ""]
+             + {"all": "Every size.", "largest": "Each workload's largest size whose arrays fit the "
+                "shared memory (`--rtl-sizes all` runs every size).",
+                "smallest": "Each workload's smallest size (`--rtl-sizes smallest`; `largest` runs "
+                "the sizes the headline figures are for)."}[rtl.get("sizes", "all")], ""]
     if rtl["dry"]:
         lines += ["Dry run: every case lowered and placed/routed, nothing simulated.", "",
                   "| workload | n | kind | fabric (ord / Rip) | pe tiles (ord / Rip) "
@@ -553,7 +571,8 @@ def main(argv=None) -> int:
     group.add_argument("--dry", action="store_true",
                        help="lower and place/route every case for the fabric, without simulating")
     parser.add_argument("--rtl-sizes", choices=("largest", "smallest", "all"), default="largest",
-                        help="with --rtl or --dry: each workload's largest size on the fabric (default), "
+                        help="with --rtl or --dry: each workload's largest size that fits the fabric "
+                             "(default), "
                              "its smallest, or every size")
     parser.add_argument("--fabric", action="append", type=Path, metavar="TOML",
                         help="with --rtl or --dry: a fabric to try, in the order given (repeat it; default: "

@@ -96,4 +96,4 @@ def _compare(name: str, expected: list[int], got) -> list[str]:
 
 
 WORKLOAD = Workload(name="bfs", ordered=ordered, ripple=ripple, case=case, check=check,
-                    small=32, sizes=(256, 1024))
+                    small=32, sizes=(256, 1024, 4096))

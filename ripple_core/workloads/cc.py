@@ -90,4 +90,4 @@ def check(version: str, case: dict, memory: dict, outputs: dict) -> list[str]:
 
 
 WORKLOAD = Workload(name="cc", ordered=ordered, ripple=ripple, case=case, check=check,
-                    small=32, sizes=(256, 1024))
+                    small=32, sizes=(256, 1024, 4096))

@@ -33,4 +33,4 @@ def check(version: str, case: dict, memory: dict, outputs: dict) -> list[str]:
 
 
 WORKLOAD = Workload(name="dmv", ordered=dmv_ordered, ripple=dmv_ripple, case=case, check=check,
-                    small=8, sizes=(16, 64), graph=False)
+                    small=8, sizes=(16, 64, 128), graph=False)

@@ -157,4 +157,4 @@ def check(version: str, case: dict, memory: dict, outputs: dict) -> list[str]:
     return problems
 
 
-WORKLOAD = Workload("kc", kc_ordered, kc_ripple, case, check, small=32, sizes=(256, 1024))
+WORKLOAD = Workload("kc", kc_ordered, kc_ripple, case, check, small=32, sizes=(256, 1024, 4096))

@@ -46,4 +46,4 @@ def check(version: str, case: dict, memory: dict, outputs: dict) -> list[str]:
 
 
 WORKLOAD = Workload(name="ma", ordered=ma_ordered, ripple=ma_ripple, case=case, check=check,
-                    small=8, sizes=(16, 64), graph=False)
+                    small=8, sizes=(16, 64, 128), graph=False)

@@ -208,4 +208,4 @@ def check(version: str, case: dict, memory: dict, outputs: dict) -> list[str]:
     return problems
 
 
-WORKLOAD = Workload("prd", prd_ordered, prd_ripple, case, check, small=32, sizes=(256, 1024))
+WORKLOAD = Workload("prd", prd_ordered, prd_ripple, case, check, small=32, sizes=(256, 1024, 4096))

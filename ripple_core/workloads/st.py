@@ -59,4 +59,4 @@ def check(version: str, case: dict, memory: dict, outputs: dict) -> list[str]:
 
 
 WORKLOAD = Workload(name="st", ordered=st_ordered, ripple=st_ripple, case=case, check=check,
-                    small=8, sizes=(16, 64), graph=False)
+                    small=8, sizes=(16, 64, 128), graph=False)

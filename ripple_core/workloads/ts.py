@@ -123,4 +123,4 @@ def check(version: str, case: dict, memory: dict, outputs: dict) -> list[str]:
     return problems
 
 
-WORKLOAD = Workload("ts", ts_ordered, ts_ripple, case, check, small=32, sizes=(256, 1024))
+WORKLOAD = Workload("ts", ts_ordered, ts_ripple, case, check, small=32, sizes=(256, 1024, 4096))
