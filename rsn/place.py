@@ -399,21 +399,7 @@ class _Annealer:
         of it crosses every column boundary between its source and its farthest sink east (west)
         eastward (westward) at least once, and every row boundary likewise, and is as likely to
         cross in any row (column) of its bounding box."""
-        source_node, sinks = self.edges[k]
-        grid, pos = self.grid, self.pos
-        top, left = grid[pos[source_node]]
-        row_low = row_high = top
-        col_low = col_high = left
-        for sink in sinks:
-            row, col = grid[pos[sink]]
-            if row < row_low:
-                row_low = row
-            elif row > row_high:
-                row_high = row
-            if col < col_low:
-                col_low = col
-            elif col > col_high:
-                col_high = col
+        top, left, row_low, row_high, col_low, col_high = self._bounds(k)
         segment = self._segment
         return ([segment(1, col, row_low, row_high) for col in range(left, col_high)]
                 + [segment(3, col, row_low, row_high) for col in range(col_low + 1, left + 1)]
@@ -461,24 +447,31 @@ class _Annealer:
         times :func:`steiner_factor` of its nodes (a node a stream feeds twice is one terminal),
         plus the unreachable penalty for each sink cut off."""
         source_node, sinks = self.edges[k]
-        grid, pos = self.grid, self.pos
-        source = pos[source_node]
-        row_low, col_low = row_high, col_high = grid[source]
-        cut_off, row, unreachable = 0, self.dist[source], self.unreachable
-        for sink in sinks:
-            tile = pos[sink]
-            if row[tile] >= unreachable:
-                cut_off += unreachable
-            r, c = grid[tile]
-            if r < row_low:
-                row_low = r
-            elif r > row_high:
-                row_high = r
-            if c < col_low:
-                col_low = c
-            elif c > col_high:
-                col_high = c
+        pos, unreachable = self.pos, self.unreachable
+        row = self.dist[pos[source_node]]
+        cut_off = sum(unreachable for sink in sinks if row[pos[sink]] >= unreachable)
+        _, _, row_low, row_high, col_low, col_high = self._bounds(k)
         return self.factor[k] * (row_high - row_low + col_high - col_low) + cut_off
+
+    def _bounds(self, k: int) -> tuple:
+        """Stream ``k``'s source (row, column) and its terminals' box: rows low, high, columns
+        low, high."""
+        source_node, sinks = self.edges[k]
+        grid, pos = self.grid, self.pos
+        top, left = grid[pos[source_node]]
+        row_low = row_high = top
+        col_low = col_high = left
+        for sink in sinks:
+            row, col = grid[pos[sink]]
+            if row < row_low:
+                row_low = row
+            elif row > row_high:
+                row_high = row
+            if col < col_low:
+                col_low = col
+            elif col > col_high:
+                col_high = col
+        return top, left, row_low, row_high, col_low, col_high
 
     def _move(self, name, tile, affected) -> tuple[int, dict]:
         """Move (or swap) ``name`` to ``tile``; return the cost change and the change of demand
