@@ -7,7 +7,7 @@ size of its ``sizes`` (``small`` with ``--sizes small``), every graph kind for g
 both versions on the same inputs (one seed):
 
 * on the golden model (``ripple_core.interp.run``, slot depth 2, memory latency 1): cycles,
-  firings, IPC and spill traffic;
+  firings, IPC, spill traffic and atomics' contention;
 * with ``--rtl``, also on a Verilated fabric with a shared banked memory, native tier (each
   workload's largest size whose arrays fit the fabrics' shared memory: 1,024 vertices and 64x64
   by default; ``--rtl-sizes smallest|all`` for the others): each case on the first of
