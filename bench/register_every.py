@@ -214,12 +214,13 @@ def main(argv=None) -> int:
                         help="measure only this option (repeatable); the others keep their recorded rows")
     args = parser.parse_args(argv)
     options = args.option or list(OPTIONS)
+    stamp = git_stamp()         # the revision the RTL is built from: taken before a long run, not after
     measured = {}
     recorded = json.loads(RECORD.read_text()) if RECORD.exists() else {}
     if args.part in ("suite", "both"):
         kept = [row for row in recorded.get("suite", []) if _option_of(row) not in options]
         measured["suite"] = kept + [row for option in options for row in measure_suite(*option)]
-        measured["suite_git"] = git_stamp()
+        measured["suite_git"] = stamp
     if args.part in ("fabric", "both"):
         build_root = str(BUILD_ROOT / "register_every")
         measured["fabric"] = [entry for entry in recorded.get("fabric", [])
@@ -229,7 +230,7 @@ def main(argv=None) -> int:
             print(f"{label(option)}: {entry['luts']} LUT, {entry['fmax_mhz']:.1f} MHz ({entry['seconds']} s)",
                   flush=True)
             measured["fabric"].append(entry)
-        measured["fabric_git"] = git_stamp()
+        measured["fabric_git"] = stamp
     report = merged_report("register_every", measured, {"fabric": str(RIPPLE_FABRIC.relative_to(REPO)),
                                                         "seed": SEED,
                                                         "options": [list(option) for option in OPTIONS]})
