@@ -8,7 +8,7 @@ from amaranth.lib import wiring
 
 from hw.params import ParameterError
 from rsn.fu import FuKind, KindParameters, count_status, fu_signature
-from rsn.isa import field_width, joined_field
+from rsn.isa import joined_field
 
 from .config import (
     LANE1_BASE,
@@ -28,7 +28,7 @@ from .config import (
     decode_config,
 )
 from .lanes import pe_model
-from .lanes_rtl import elaborate_lanes
+from .lanes_rtl import elaborate_lanes, grant_firings
 from .rtl import RipplePE
 
 LATENCY = 1         # a firing's results are offered in the next cycle ...
@@ -109,18 +109,18 @@ class PeFu(wiring.Component):
             wiring.connect(m, pe.o[p], wiring.flipped(self.o[p]))
         wiring.connect(m, wiring.flipped(self.cfg), pe.cfg)
 
-        active, left, last, open_ = Signal(), Signal(field_width(PeUop, "firings")), Signal(), Signal()
-        m.d.comb += pe.enable.eq(active & (open_ | (left != 0)))
-        completes = active & ~open_ & (left == 0) & ~pe.holding
+        active, last, open_ = Signal(name="active"), Signal(name="last"), Signal(name="open")
+        accept = self.uop.valid & self.uop.ready
+        completes = Signal()
+        left, enable = grant_firings(m, pe.fire, name="", open_=open_, accept=accept,
+                                     count=joined_field(self.uop.payload, "firings"),
+                                     opens=self.uop.payload.open, completes=completes)
+        m.d.comb += [pe.enable.eq(enable), completes.eq(active & ~open_ & (left == 0) & ~pe.holding)]
         m.d.comb += self.uop.ready.eq(~active)
-        with m.If(pe.fire):
-            m.d.sync += left.eq(left - 1)
         with m.If(completes):
             m.d.sync += active.eq(0)
-        accept = self.uop.valid & self.uop.ready
         with m.If(accept):
-            m.d.sync += [active.eq(1), left.eq(joined_field(self.uop.payload, "firings")),
-                         last.eq(self.uop.payload.last), open_.eq(self.uop.payload.open)]
+            m.d.sync += [active.eq(1), last.eq(self.uop.payload.last), open_.eq(self.uop.payload.open)]
         sent = Cat(*(self.o[p].valid & self.o[p].ready for p in range(N_PORTS))).any()
         # An open micro-op never completes: the unit counts as finished once it has one, and as
         # busy only while it holds work (a token waiting in a slot, a result not yet taken, an

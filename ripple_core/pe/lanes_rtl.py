@@ -45,7 +45,7 @@ from .config import (
 )
 from .rtl import RipplePE
 
-__all__ = ["elaborate_lanes"]
+__all__ = ["elaborate_lanes", "grant_firings"]
 
 
 class _HARDWARE:
@@ -202,22 +202,21 @@ def elaborate_lanes(fu, m: Module, *, mem_depth: int, shared_words: int, ripple_
     # The micro-op: lane 0's grant, lane 1's, or open for both.
     uop = fu.uop
     active, last, open_ = Signal(), Signal(), Signal()
-    left = [Signal(field_width(PeUop, "firings"), name=f"left{lane}") for lane in range(2)]
-    for lane in range(2):
-        m.d.comb += lanes[lane].enable.eq(active & (open_ | (left[lane] != 0)))
-        with m.If(lanes[lane].fire):
-            m.d.sync += left[lane].eq(left[lane] - 1)
+    accept = uop.valid & uop.ready
+    completes = Signal()
+    grants = [grant_firings(m, lanes[lane].fire, name=str(lane), open_=open_, accept=accept,
+                            count=joined_field(uop.payload, "firings1" if lane else "firings"),
+                            opens=uop.payload.open, completes=completes) for lane in range(2)]
+    for lane, (_, enable) in enumerate(grants):
+        m.d.comb += lanes[lane].enable.eq(enable)
     queued = Cat(*(queue.level != 0 for pair in queues for queue in pair)).any()
     holding = lanes[0].holding | lanes[1].holding
-    completes = active & ~open_ & (left[0] == 0) & (left[1] == 0) & ~holding & ~queued
+    m.d.comb += completes.eq(active & ~open_ & (grants[0][0] == 0) & (grants[1][0] == 0) & ~holding & ~queued)
     m.d.comb += uop.ready.eq(~active)
     with m.If(completes):
         m.d.sync += active.eq(0)
-    accept = uop.valid & uop.ready
     with m.If(accept):
-        m.d.sync += [active.eq(1), left[0].eq(joined_field(uop.payload, "firings")),
-                     left[1].eq(joined_field(uop.payload, "firings1")),
-                     last.eq(uop.payload.last), open_.eq(uop.payload.open)]
+        m.d.sync += [active.eq(1), last.eq(uop.payload.last), open_.eq(uop.payload.open)]
     sent = Cat(*(fu.o[q].valid & fu.o[q].ready for q in range(N_PORTS))).any()
     waiting = Cat(*(fu.i[k].valid for k in range(N_SLOTS))).any()
     holds_work = waiting | holding | ~lanes[0].idle | ~lanes[1].idle | queued
@@ -225,6 +224,23 @@ def elaborate_lanes(fu, m: Module, *, mem_depth: int, shared_words: int, ripple_
     fired = lanes[0].fire | lanes[1].fire
     return dict(firing=lanes[0].fire + lanes[1].fire, stall=active & ~fired & ~sent & (~open_ | holds_work),
                 completes_last=(completes & last) | (accept & uop.payload.open))
+
+
+def grant_firings(m, fire, *, name: str, open_, accept, count, opens, completes):
+    """A lane's grant: ``left``, the firings it has still to make, and ``enable``, that it may
+    fire (its micro-op is active, and open or with firings left). ``enable`` is a register,
+    updated with ``left`` (on a firing, an accepted micro-op of ``count`` firings or ``opens``,
+    the micro-op's completion), so the firing logic sees a flip-flop rather than a zero test of
+    ``left``'s 24 bits. Returns ``(left, enable)``."""
+    left = Signal(field_width(PeUop, "firings"), name=f"left{name}")
+    enable = Signal(name=f"enable{name}")
+    with m.If(fire):
+        m.d.sync += [left.eq(left - 1), enable.eq(open_ | (left != 1))]
+    with m.If(completes):
+        m.d.sync += enable.eq(0)
+    with m.If(accept):
+        m.d.sync += [left.eq(count), enable.eq(opens | (count != 0))]
+    return left, enable
 
 
 def _or_payloads(feeds):

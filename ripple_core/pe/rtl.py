@@ -151,33 +151,54 @@ class _Cases:
     flag stands for, some of ``rule``, ``take``, ``emit``, ``out0``, ``out1``, ``next_loop`` and
     ``next_index``; a field is the OR of the cases' values, each gated by its flag. The decode's
     flags are exclusive (one operator at a time), so this is a one-hot mux, with no priority
-    between cases and no decoder in front."""
+    between cases and no decoder in front.
+
+    A case may name its ``predicate``: the one bit of its tokens' values its firing depends on
+    (a decider's test, a comparator's relation), which comes late, after a carry chain or a wide
+    OR. Its fields may then be functions of that bit; ``any(name, assume=b)`` builds them for
+    the bit's value ``b``, so the firing logic is built twice and the predicate
+    (:meth:`predicate`) picks one at the end."""
 
     def __init__(self):
         self._terms = {}
+        self._predicates = []
 
-    def add(self, select, **fields):
+    def add(self, select, predicate=None, **fields):
+        if predicate is not None:
+            self._predicates.append((select, predicate))
         for name, value in fields.items():
-            self._terms.setdefault(name, []).append((select, Value.cast(value)))
+            self._terms.setdefault(name, []).append((select, value, predicate))
 
-    def any(self, name, default=None) -> Value:
+    def predicate(self) -> Value:
+        """The selected case's predicate (0 for a case without one)."""
+        return Cat(*(select & predicate for select, predicate in self._predicates)).any()
+
+    def any(self, name, default=None, assume=None) -> Value:
         terms = self._terms.get(name, [])
         value = Const(0)
-        for select, term in terms:
-            value = value | Mux(select, term, 0)
+        for select, term, predicate in terms:
+            if callable(term):
+                term = term(predicate if assume is None else Const(assume))
+            value = value | Mux(select, Value.cast(term), 0)
         if default is None:
             return value
-        return Mux(Cat(*(select for select, _ in terms)).any(), value, default)
+        return Mux(Cat(*(select for select, _, _ in terms)).any(), value, default)
 
 
-def _product(a, b) -> Value:
-    """``a * b mod 2**32`` for MUL, shaped for 18x18 hardware multipliers: three products of
-    16-bit halves (the high halves' product only reaches past bit 32), the two cross products cut
-    to the 16 bits they contribute, and the three terms of the upper half added as a carry-save
-    sum, so one 16-bit carry chain follows the multipliers."""
+def _partial_products(a, b) -> tuple:
+    """The terms of ``a * b mod 2**32`` for MUL, shaped for 18x18 hardware multipliers: the low
+    halves' 32-bit product and the two cross products cut to the 16 bits they contribute (the high
+    halves' product only reaches past bit 32). The PE keeps them in registers at the firing;
+    :func:`_product_of` adds them after."""
     half = WIDTH // 2
-    low = a[:half] * b[:half]
-    terms = (low[half:], (a[half:] * b[:half])[:half], (a[:half] * b[half:])[:half])
+    return a[:half] * b[:half], (a[half:] * b[:half])[:half], (a[:half] * b[half:])[:half]
+
+
+def _product_of(low, cross0, cross1) -> Value:
+    """The product from its terms: the three terms of the upper half added as a carry-save sum,
+    so one 16-bit carry chain follows the registers."""
+    half = WIDTH // 2
+    terms = (low[half:], cross0, cross1)
     sums = terms[0] ^ terms[1] ^ terms[2]
     carries = (terms[0] & terms[1]) | (terms[0] & terms[2]) | (terms[1] & terms[2])
     return Cat(low[:half], (sums + (carries << 1))[:half])
@@ -329,8 +350,6 @@ class RipplePE(wiring.Component):
         if extras:
             directory = self._elaborate_directory(m, dec, v, fire, fault, second_site, bank.fault_address)
 
-        rule = Signal()                 # the firing rule holds
-        take = Signal(N_SLOTS)          # slots the firing takes
         emit = Signal(N_PORTS)          # ports the firing emits on
         out = [Signal(WIDTH, name=f"result{p}") for p in range(N_PORTS)]
         next_loop = Signal()
@@ -341,17 +360,22 @@ class RipplePE(wiring.Component):
         # decode says which relation: ``invert ^ (less & lt | equal & eq)``, signed or not; for
         # STREAM it is the end test (its relation, inverted for the "less" modes, which end when
         # the relation fails).
-        decider = v[0] != 0
-        passes = decider == dec.pred
+        # (The decider's test on slot 0's token and on its constant, before the slot's mux.)
+        decider = Mux(dec.edge[0], fronts[0][0].payload != 0, constant[0] != 0)
+
+        def passes(decider):
+            return decider == dec.pred
         current = Mux(loop, index, v[0])                    # STREAM's index this firing
         cmp_a = Mux(dec.is_op(PeOp.STREAM) & loop, index, v[0])       # one mux: its select is registers
         cmp_b = v[1]
         equal = cmp_a == cmp_b
-        less = Mux(dec.cmp_signed, cmp_a.as_signed() < cmp_b.as_signed(), cmp_a < cmp_b)
+        # Signed or not on one carry chain: a signed compare is the unsigned one with the sign bits flipped.
+        flip = Cat(Const(0, WIDTH - 1), dec.cmp_signed)
+        less = (cmp_a ^ flip) < (cmp_b ^ flip)
         relation = dec.cmp_invert ^ ((dec.cmp_less & less) | (dec.cmp_equal & equal))
 
         # The binary operators' results: one adder for ADD and SUB, one logic unit, one right
-        # shifter for ASHR and LSHR; MUL's product enters the result mux last (below).
+        # shifter for ASHR and LSHR; MUL's product is port 0's own (below).
         amount = v[1][:5]
         negate = dec.is_op(PeOp.SUB)
         logic = Mux(dec.is_op(PeOp.XOR), v[0] ^ v[1], Mux(dec.is_op(PeOp.OR), v[0] | v[1], v[0] & v[1]))
@@ -371,24 +395,27 @@ class RipplePE(wiring.Component):
         cases.add(dec.is_op(PeOp.ORDER), out0=v[0])
         cases.add(dec.is_op(PeOp.SELECT), rule=h[0] & h[1] & h[2], take=0b111, emit=0b01,
                   out0=Mux(decider, v[1], v[2]))
-        cases.add(dec.is_op(PeOp.STEER), rule=h[0] & h[1], take=0b011, emit=passes, out0=v[1])
-        cases.add(dec.is_op(PeOp.MERGE), rule=h[0] & Mux(decider, h[1], h[2]),
-                  take=Mux(decider, 0b011, 0b101), emit=0b01, out0=Mux(decider, v[1], v[2]))
+        cases.add(dec.is_op(PeOp.STEER), predicate=decider, rule=h[0] & h[1], take=0b011, emit=passes,
+                  out0=v[1])
+        cases.add(dec.is_op(PeOp.MERGE), predicate=decider, rule=lambda d: h[0] & Mux(d, h[1], h[2]),
+                  take=lambda d: Mux(d, 0b011, 0b101), emit=0b01, out0=Mux(decider, v[1], v[2]))
         # CARRY: INIT takes the initial value (slot 1); LOOP passes slot 2 while the decider
         # passes, else takes the decider alone and returns to INIT.
-        cases.add(dec.is_op(PeOp.CARRY),
-                  rule=Mux(~loop, h[1], Mux(passes, h[0] & h[2], h[0])),
-                  take=Mux(~loop, 0b010, Mux(passes, 0b101, 0b001)),
-                  emit=Mux(~loop | passes, 0b01, 0), out0=Mux(loop, v[2], v[1]), next_loop=~loop | passes)
+        cases.add(dec.is_op(PeOp.CARRY), predicate=decider,
+                  rule=lambda d: Mux(~loop, h[1], Mux(passes(d), h[0] & h[2], h[0])),
+                  take=lambda d: Mux(~loop, 0b010, Mux(passes(d), 0b101, 0b001)),
+                  emit=lambda d: Mux(~loop | passes(d), 0b01, 0), out0=Mux(loop, v[2], v[1]),
+                  next_loop=~loop | passes(decider))
         # INVARIANT: INIT emits slot 1 without taking it; LOOP re-emits it while the decider
         # passes, else takes it and returns to INIT.
-        cases.add(dec.is_op(PeOp.INVARIANT), rule=Mux(~loop, h[1], h[0] & h[1]),
-                  take=Mux(~loop, 0, Mux(passes, 0b001, 0b011)), emit=Mux(~loop | passes, 0b01, 0),
-                  out0=v[1], next_loop=~loop | passes)
+        cases.add(dec.is_op(PeOp.INVARIANT), predicate=decider, rule=Mux(~loop, h[1], h[0] & h[1]),
+                  take=lambda d: Mux(~loop, 0, Mux(passes(d), 0b001, 0b011)),
+                  emit=lambda d: Mux(~loop | passes(d), 0b01, 0), out0=v[1],
+                  next_loop=~loop | passes(decider))
         # STREAM: the end test's firing takes the three slots and emits the flag alone.
         finished = relation
-        cases.add(dec.is_op(PeOp.STREAM), rule=loop | (h[0] & h[1] & h[2]),
-                  take=Mux(finished, 0b111, 0), emit=Mux(finished, 0b10, 0b11), out0=current,
+        cases.add(dec.is_op(PeOp.STREAM), predicate=finished, rule=loop | (h[0] & h[1] & h[2]),
+                  take=lambda f: Mux(f, 0b111, 0), emit=lambda f: Mux(f, 0b10, 0b11), out0=current,
                   out1=finished ^ dec.pred, next_loop=~finished,
                   next_index=Mux(finished, index, (current + v[2])[:WIDTH]))
         if ripple:
@@ -414,8 +441,8 @@ class RipplePE(wiring.Component):
             # that return goes before a dispatch.
             below = Mux(h[2], index < v[2], index == 0)     # index < the credits (slot 2's, or 1)
             returns = ~dec.pred & h[1]
-            cases.add(dec.is_op(PeOp.TASK),
-                      rule=Mux(dec.pred, h[0], h[1] | (below & h[0])),
+            cases.add(dec.is_op(PeOp.TASK), predicate=below,
+                      rule=lambda b: Mux(dec.pred, h[0], h[1] | (b & h[0])),
                       take=Mux(returns, 0b010, 0b001), emit=Mux(returns, 0, 0b01), out0=v[0],
                       next_index=Mux(dec.pred, index, Mux(h[1], index - 1, index + 1))[:WIDTH])
         if extras:
@@ -423,8 +450,8 @@ class RipplePE(wiring.Component):
             cases.add(dec.is_op(PeOp.QUEUE), rule=(bank.count != 0) & ~bank.bus_on_bank, emit=0b01)
             cases.add(dec.is_op(PeOp.LDST), rule=Mux(second_site, 1, h[0]) & ~bank.bus_on_bank,
                       take=Mux(second_site, 0b110, 0b001), emit=Mux(second_site, 0b10, 0b01), out1=1)
-            cases.add(dec.is_op(PeOp.LOCK),
-                      rule=Mux(second_site, 1, h[0] & ~directory.held & directory.has_free),
+            cases.add(dec.is_op(PeOp.LOCK), predicate=directory.held,
+                      rule=lambda held: Mux(second_site, 1, h[0] & ~held & directory.has_free),
                       take=Mux(second_site, 0b110, 0b001), emit=Mux(second_site, 0b10, 0b01), out0=v[0],
                       out1=1)
         if queue is not None:
@@ -449,9 +476,7 @@ class RipplePE(wiring.Component):
                       take=0b111)
             cases.add(dec.is_op(PeOp.LOAD), emit=0b11, out1=1)
             cases.add(dec.is_op(PeOp.STORE), emit=0b01, out0=1)
-        product = _product(*(Mux(dec.mul_edge[k], fronts[k][0].payload, constant[k]) for k in range(2)))
-        m.d.comb += [rule.eq(cases.any("rule")), take.eq(cases.any("take")), emit.eq(cases.any("emit")),
-                     out[0].eq(Mux(dec.is_op(PeOp.MUL), product, cases.any("out0"))),
+        m.d.comb += [out[0].eq(cases.any("out0")),
                      out[1].eq(cases.any("out1")),
                      next_loop.eq(cases.any("next_loop", default=loop)),
                      next_index.eq(cases.any("next_index", default=index))]
@@ -468,10 +493,19 @@ class RipplePE(wiring.Component):
             at_most_one = ~((queued[0] & queued[1]) | (queued[0] & queued[2]) | (queued[1] & queued[2]))
             room0 = Mux(bank.is_load, at_most_one, ~Cat(*queued).any())
         room = Cat(dec.drop[0] | room0, dec.drop[1] | free[1])
-        m.d.comb += [fire.eq(enabled & rule & ((emit & ~room) == 0)), self.fire.eq(fire)]
+
+        # The firing, built for both values of the operator's predicate, which picks one last.
+        def firing(assume):
+            rule, take, emits = (cases.any(name, assume=assume) for name in ("rule", "take", "emit"))
+            fires = enabled & rule & ((emits & ~room) == 0)
+            return fires, Mux(fires, take, 0), emits
 
         taken = Signal(N_SLOTS)
-        m.d.comb += taken.eq(Mux(fire, take, 0))
+        predicate = Signal(name="firing_predicate")
+        (fire1, taken1, emit1), (fire0, taken0, emit0) = firing(1), firing(0)
+        m.d.comb += [predicate.eq(cases.predicate()), fire.eq(Mux(predicate, fire1, fire0)),
+                     taken.eq(Mux(predicate, taken1, taken0)), emit.eq(Mux(predicate, emit1, emit0)),
+                     self.fire.eq(fire)]
         for k, (head, edge, _, _) in enumerate(fronts):
             enqueues = bank.enqueue if k == 0 and bank is not None else 0
             if k == 0 and queue is not None:
@@ -487,21 +521,36 @@ class RipplePE(wiring.Component):
             answers.writes = [write & ~queue.active for write in answers.writes]
             with m.If(queue.active):
                 m.d.comb += self.mem_resp.ready.eq(1)
+        # MUL: the multipliers' terms go to registers at the firing, and port 0 shows their sum
+        # while its register holds a MUL's result; so the multipliers end in registers and the
+        # adder after them is on port 0's path, and the product is on offer in the next cycle as
+        # any result is.
+        operands = (Mux(dec.mul_edge[k], fronts[k][0].payload, constant[k]) for k in range(2))
+        terms = _partial_products(*operands)
+        held_terms = [Signal(len(term), name=f"mul_term{j}") for j, term in enumerate(terms)]
+        with m.If(fire & dec.is_op(PeOp.MUL)):
+            m.d.sync += [held.eq(term) for held, term in zip(held_terms, terms, strict=True)]
+        port0 = SimpleNamespace(payload=Signal(WIDTH, name="o0_payload"),
+                                shows_product=Signal(name="o0_shows_product"))
+        m.d.comb += self.o[0].payload.eq(Mux(port0.shows_product, _product_of(*held_terms), port0.payload))
+        payloads = [port0.payload] + [self.o[p].payload for p in range(1, N_PORTS)]
         for p in range(N_PORTS):
             if p == 0 and self._mem_depth:
                 continue
+            loads = [] if p else [port0.shows_product.eq(dec.is_op(PeOp.MUL))]
             with m.If(fire & emit[p] & ~dec.drop[p]):
-                m.d.sync += [self.o[p].valid.eq(1), self.o[p].payload.eq(out[p])]
+                m.d.sync += [self.o[p].valid.eq(1), payloads[p].eq(out[p]), *loads]
             if answers is not None:
                 with m.Elif(answers.writes[p]):
-                    m.d.sync += [self.o[p].valid.eq(1), self.o[p].payload.eq(answers.values[p])]
+                    m.d.sync += [self.o[p].valid.eq(1), payloads[p].eq(answers.values[p]), *loads]
             with m.Elif(self.o[p].ready):
                 m.d.sync += self.o[p].valid.eq(0)
         with m.If(fire):
             m.d.sync += [loop.eq(next_loop), index.eq(next_index), self.firings.eq(self.firings + 1)]
         holding = Cat(*(self.o[p].valid for p in range(N_PORTS))).any()
         if self._mem_depth:
-            self._elaborate_port0(m, bank, fire & emit[0] & ~dec.drop[0], out[0])
+            self._elaborate_port0(m, bank, fire & emit[0] & ~dec.drop[0], out[0], port0,
+                                  dec.is_op(PeOp.MUL))
             holding = holding | bank.reading | bank.caught_valid
         if shared is not None:
             outstanding = Signal(range(16), name="outstanding")     # bounded by the memory's credits + 1
@@ -861,20 +910,21 @@ class RipplePE(wiring.Component):
             m.d.sync += valid.eq(valid | claim)
         return SimpleNamespace(valid=valid, held=held, has_free=~valid.all())
 
-    def _elaborate_port0(self, m, bank, emits, result):
+    def _elaborate_port0(self, m, bank, emits, result, port0, is_mul):
         """Port 0 with a bank. A LOAD's word is on the read port's data the cycle after its firing
         (``bank.reading``) and goes to the output register if that is free, else to the catch
         register. A LOAD fires only while fewer than two words are queued for port 0, so a word
         being read and a caught one never wait together, and the caught one leaves first. Other
         results load the output register directly, which the room rule allows only when nothing
-        is queued."""
+        is queued. (``port0``: the register behind the port's payload, and whether the port shows
+        a MUL's product instead.)"""
         o0 = self.o[0]
         with m.If(emits & ~bank.is_load):
-            m.d.sync += [o0.valid.eq(1), o0.payload.eq(result)]
+            m.d.sync += [o0.valid.eq(1), port0.payload.eq(result), port0.shows_product.eq(is_mul)]
         with m.Elif(~o0.valid | o0.ready):
             m.d.sync += [o0.valid.eq(bank.caught_valid | bank.reading),
-                         o0.payload.eq(Mux(bank.caught_valid, bank.caught, bank.word)),
-                         bank.caught_valid.eq(0)]
+                         port0.payload.eq(Mux(bank.caught_valid, bank.caught, bank.word)),
+                         port0.shows_product.eq(0), bank.caught_valid.eq(0)]
         with m.Elif(bank.reading):
             m.d.sync += [bank.caught.eq(bank.word), bank.caught_valid.eq(1)]
         m.d.sync += bank.reading.eq(emits & bank.is_load)
