@@ -223,20 +223,26 @@ def main(argv=None) -> int:
     options = args.option or list(OPTIONS)
     stamp = git_stamp()         # the revision the RTL is built from: taken before a long run, not after
     measured = {}
-    recorded = json.loads(RECORD.read_text()) if RECORD.exists() else {}
+
+    def recorded(part):
+        """The recorded rows of ``part`` for the options not measured now, read when this run's are
+        in: runs of other options may have finished meanwhile."""
+        rows = json.loads(RECORD.read_text()).get(part, []) if RECORD.exists() else []
+        return [row for row in rows if _option_of(row) not in options]
+
     if args.part in ("suite", "both"):
-        kept = [row for row in recorded.get("suite", []) if _option_of(row) not in options]
-        measured["suite"] = kept + [row for option in options for row in measure_suite(*option)]
+        rows = [row for option in options for row in measure_suite(*option)]
+        measured["suite"] = recorded("suite") + rows
         measured["suite_git"] = stamp
     if args.part in ("fabric", "both"):
         build_root = str(BUILD_ROOT / "register_every")
-        measured["fabric"] = [entry for entry in recorded.get("fabric", [])
-                              if _option_of(entry) not in options]
+        entries = []
         for option in options:
-            entry = fabric_job(option, args.size, tuple(args.seeds), build_root)
+            entry = {**fabric_job(option, args.size, tuple(args.seeds), build_root), "git": stamp}
             print(f"{label(option)}: {entry['luts']} LUT, {entry['fmax_mhz']:.1f} MHz ({entry['seconds']} s)",
                   flush=True)
-            measured["fabric"].append(entry)
+            entries.append(entry)
+        measured["fabric"] = recorded("fabric") + entries
         measured["fabric_git"] = stamp
     report = merged_report("register_every", measured, {"fabric": str(RIPPLE_FABRIC.relative_to(REPO)),
                                                         "seed": SEED,
