@@ -40,7 +40,7 @@ from .common import BUILD_ROOT, REPO, RESULTS, git_stamp, merged_report
 from .queue_bypass import _graph_figures, _revision, measure_suite, publish
 from .ripple_suite import KERNELS, SEED, VARIANTS
 
-__all__ = ["OPTIONS", "fabric_job", "markdown", "main"]
+__all__ = ["OPTIONS", "fabric_job", "markdown", "main", "parse_option"]
 
 OPTIONS = (("registered", 1, 1), ("bypass", 1, 1), ("bypass", 2, 1), ("bypass", 3, 1),
            ("registered", 1, 2), ("bypass", 1, 2), ("bypass", 3, 2))
@@ -53,7 +53,7 @@ COMMAND = "python -m bench.register_every"
 RECORD = RESULTS / "register_every.json"
 
 
-def _parse_option(text: str) -> tuple:
+def parse_option(text: str) -> tuple:
     try:
         mode, every, lanes = text.split(":")
         option = (mode, int(every), int(lanes))
@@ -217,7 +217,7 @@ def main(argv=None) -> int:
     parser.add_argument("--part", choices=("suite", "fabric", "both"), default="both")
     parser.add_argument("--size", type=int, default=3, help="pe grid size for Fmax (at least the largest K)")
     parser.add_argument("--seeds", type=int, nargs="+", default=[1], help="nextpnr seeds per grid")
-    parser.add_argument("--option", action="append", type=_parse_option, metavar="MODE:EVERY:LANES",
+    parser.add_argument("--option", action="append", type=parse_option, metavar="MODE:EVERY:LANES",
                         help="measure only this option (repeatable); the others keep their recorded rows")
     args = parser.parse_args(argv)
     options = args.option or list(OPTIONS)

@@ -12,6 +12,9 @@ examples/fabrics/ripple_bfs.toml (graphs of up to 240 vertices, whose column arr
 1024-word banks), all in one simulation, and writes bench/results/ripple_rtl.json and .md; each
 run also records the cycle model's prediction of its counter (rsn/cycle_model.py, from the
 compiled program alone) and that prediction's error against the RTL.
+``--option MODE:EVERY:LANES`` runs them with one of bench/register_every.py's fabric options
+(queue mode, register_every, pe lanes) in place of the fabric's own, and writes
+ripple_rtl_MODE_everyEVERY_lanesLANES.json and .md unless ``--name`` says otherwise.
 ``--fabric PATH --name NAME`` runs them on another fabric instead, writing NAME.json and .md: on
 one with a shared memory (examples/fabrics/ripple_large.toml) the graphs go up to 1,024 vertices,
 as the arrays are no longer bounded by one PE's bank.
@@ -19,8 +22,10 @@ as the arrays are no longer bounded by one PE's bank.
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import time
+from argparse import ArgumentTypeError
 from pathlib import Path
 
 from ripple_core.interp import run
@@ -90,18 +95,25 @@ def _dmv_runs(cases) -> list:
     return runs
 
 
-def measure_rtl(cases=None, dmv_cases=DMV_CASES, fabric: Path = RTL_FABRIC) -> dict:
+def measure_rtl(cases=None, dmv_cases=DMV_CASES, fabric: Path = RTL_FABRIC, option=None) -> dict:
     """Both BFS programs on every graph of ``cases`` and both dmv programs on every shape of
     ``dmv_cases``, on the Verilated fabric, in one simulation. A run passes if ``done`` rises,
     every PE's firings equal the golden model's, and the arrays read back from the banks
-    (visited and the ordered queue; y) equal the Python reference."""
+    (visited and the ordered queue; y) equal the Python reference. ``option``, a
+    ``(queue_mode, register_every, lanes)`` triple, replaces the fabric's own (the latency and
+    density options of bench/register_every.py)."""
     from ripple_core.check import fabric_problems
     from ripple_core.lower import compile_lowering, lower_graph
     from rivulet.sim.fabric_run import run_many_on_rtl
     from rsn.fabric_spec import load_fabric
     from rsn.readout import register_reads, split_register_reads
 
+    stamp = git_stamp()         # the revision the RTL is built from
     spec = load_fabric(fabric)
+    if option is not None:
+        mode, every, lanes = option
+        spec = dataclasses.replace(spec, queue_mode=mode, register_every=every)
+        spec = spec.with_parameters("pe", lanes=lanes)
     shared = spec.memory is not None
     if cases is None:
         cases = SHARED_RTL_CASES if shared else RTL_CASES
@@ -154,8 +166,9 @@ def measure_rtl(cases=None, dmv_cases=DMV_CASES, fabric: Path = RTL_FABRIC) -> d
     memory = (f"a shared memory of {spec.memory.words} words in {spec.memory.banks} banks" if shared
               else f"{spec.parameters('pe').mem_depth}-word banks")
     settings = {"fabric": fabric.name, "rows": spec.rows, "cols": spec.cols, "queue_depth": spec.queue_depth,
-                "memory": memory, "spill_depth": SPILL_DEPTH, "seed": SEED,
-                **git_stamp(), "simulation_seconds": round(wall, 1)}
+                "queue_mode": spec.queue_mode, "register_every": spec.register_every,
+                "lanes": spec.parameters("pe").lanes, "memory": memory, "spill_depth": SPILL_DEPTH,
+                "seed": SEED, **stamp, "simulation_seconds": round(wall, 1)}
     return {"settings": settings, "runs": list(rows.values())}
 
 
@@ -193,7 +206,7 @@ def markdown_rtl(report: dict) -> str:
         "",
         f"Both programs of `ripple_core/programs.py`, lowered onto `{settings['fabric']}` "
         f"({settings['rows']}x{settings['cols']} pe tiles, queue depth {settings['queue_depth']}, "
-        f"{settings['memory']}; Ripple's task queue: depth {settings['spill_depth']} "
+        f"{_option_text(settings)}{settings['memory']}; Ripple's task queue: depth {settings['spill_depth']} "
         f"with spill) and run in one simulation of the Verilated fabric, no host stalls, seed "
         f"{settings['seed']}. RTL cycles count from START to done and include loading the image "
         f"after START (configuration, and arrays in private banks, at most one word per cycle); "
@@ -219,6 +232,15 @@ def markdown_rtl(report: dict) -> str:
     for row in [row for row in report["runs"] if row["kernel"] == "dmv"]:
         lines.append(f"| {row['rows']} x {row['columns']} | {_pair_cells(row)} |")
     return "\n".join(lines) + "\n"
+
+
+def _option_text(settings: dict) -> str:
+    """The fabric's latency and density options, as recorded (runs before they were: none)."""
+    if "queue_mode" not in settings:
+        return ""
+    lanes = settings["lanes"]
+    return (f"{settings['queue_mode']} queues, register_every {settings['register_every']}, "
+            f"{lanes} lane{'s' if lanes != 1 else ''} per tile, ")
 
 
 def _accuracy(rows: list[dict]) -> str:
@@ -295,8 +317,16 @@ def main(argv=None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if "--rtl" in args:
         fabric = Path(_option(args, "--fabric", str(RTL_FABRIC)))
-        report = measure_rtl(fabric=fabric)
-        figures, table = write_results(RESULTS, _option(args, "--name", "ripple_rtl"), report,
+        option = _option(args, "--option", None)
+        if option is not None:
+            from .register_every import parse_option
+            try:
+                option = parse_option(option)
+            except ArgumentTypeError as error:
+                raise SystemExit(f"--option {error}") from None
+        report = measure_rtl(fabric=fabric, option=option)
+        default_name = "ripple_rtl" if option is None else "ripple_rtl_{}_every{}_lanes{}".format(*option)
+        figures, table = write_results(RESULTS, _option(args, "--name", default_name), report,
                                        markdown_rtl(report), indent=1)
         for row in report["runs"]:
             o, r = row["ordered"], row["ripple"]

@@ -363,8 +363,9 @@ class RipplePE(wiring.Component):
         # (The decider's test on slot 0's token and on its constant, before the slot's mux.)
         decider = Mux(dec.edge[0], fronts[0][0].payload != 0, constant[0] != 0)
 
-        def passes(decider):
-            return decider == dec.pred
+        def passes(test):
+            """The decider passes: its test (a bit) equals ``pred``."""
+            return test == dec.pred
         current = Mux(loop, index, v[0])                    # STREAM's index this firing
         cmp_a = Mux(dec.is_op(PeOp.STREAM) & loop, index, v[0])       # one mux: its select is registers
         cmp_b = v[1]
