@@ -12,6 +12,9 @@ examples/fabrics/ripple_bfs.toml (graphs of up to 240 vertices, whose column arr
 1024-word banks), all in one simulation, and writes bench/results/ripple_rtl.json and .md; each
 run also records the cycle model's prediction of its counter (rsn/cycle_model.py, from the
 compiled program alone) and that prediction's error against the RTL.
+``--options NAME NAME ...`` puts such runs (bench/results/NAME.json) side by side in
+ripple_rtl_options.md: cycles per idealised step, tiles per operator and, with the whole grids'
+clocks of bench/results/register_every.json, steps per microsecond.
 ``--option MODE:EVERY:LANES`` runs them with one of bench/register_every.py's fabric options
 (queue mode, register_every, pe lanes) in place of the fabric's own, and writes
 ripple_rtl_MODE_everyEVERY_lanesLANES.json and .md unless ``--name`` says otherwise.
@@ -23,6 +26,8 @@ as the arrays are no longer bounded by one PE's bank.
 from __future__ import annotations
 
 import dataclasses
+import json
+import math
 import random
 import time
 from argparse import ArgumentTypeError
@@ -234,6 +239,81 @@ def markdown_rtl(report: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _option_of(settings: dict) -> tuple:
+    """(queue_mode, register_every, lanes) of a run (runs that did not record them: the defaults)."""
+    return (settings.get("queue_mode", "registered"), settings.get("register_every", 1),
+            settings.get("lanes", 1))
+
+
+def _slope(points) -> float | None:
+    """Compute cycles per idealised step from the smallest case to the largest (a loop's cost,
+    without what a run pays once)."""
+    (steps0, cycles0), (steps1, cycles1) = min(points), max(points)
+    return None if steps1 == steps0 else (cycles1 - cycles0) / (steps1 - steps0)
+
+
+def markdown_options(reports: list[dict], fmax: dict, names: list[str]) -> str:
+    """BFS and dmv under several fabric options side by side (one ``measure_rtl`` report per
+    option). Idealised steps: the golden model's cycles (slot depth 2, memory latency 1,
+    unbounded memory ports); ``fmax`` maps an option to its whole pe grid's clock (MHz) from
+    bench/results/register_every.json, where measured; ``names`` are the reports' files."""
+    from .register_every import label
+    options = [_option_of(report["settings"]) for report in reports]
+    lines = ["# BFS and dmv on the RTL fabric under the pe fabric's options", "",
+             f"Written by `python -m bench.ripple --options {' '.join(names)}` from "
+             + ", ".join(f"{label(option)} (git {report['settings']['git_revision']})"
+                         for option, report in zip(options, reports, strict=True))
+             + f"; every run on `{reports[0]['settings']['fabric']}` "
+             f"({reports[0]['settings']['rows']}x{reports[0]['settings']['cols']}), checked as in "
+             "ripple_rtl.md. Steps: the golden model's cycles (slot depth 2, memory latency 1, unbounded "
+             "memory ports), the idealised machine. Per run: RTL cycles per step with the image load, "
+             "compute cycles per step, and pe tiles / operators. Per program, the loop: compute cycles "
+             "per step from its smallest case to its largest. Steps per µs: the option's whole 3x3 pe "
+             "grid's Fmax (bench/results/register_every.md, where measured) / the geomean of the "
+             "programs' loop cycles per step.", "",
+             "| program | case | steps | " + " | ".join(label(option) for option in options) + " |",
+             "|---|---|---:|" + "---|" * len(options)]
+    runs = {}
+    for report in reports:
+        for row in report["runs"]:
+            case = (f"{row['vertices']} vertices, d = {row['degree']}" if row["kernel"] == "bfs"
+                    else f"{row['rows']} x {row['columns']}")
+            for version in ("ordered", "ripple"):
+                runs.setdefault((row["kernel"], version, case), []).append(row[version])
+    slopes = {option: [] for option in options}
+    for (kernel, version, case), per_option in runs.items():
+        steps = per_option[0]["model_cycles"]
+        cells = []
+        for one in per_option:
+            ok = "" if one["passed"] else " FAILED"
+            cells.append(f"{one['rtl_cycles'] / steps:.2f} / {one['compute_cycles'] / steps:.2f}; "
+                         f"{one['pe_tiles']}/{one['static']}{ok}")
+        lines.append(f"| {kernel} {version} | {case} | {steps} | " + " | ".join(cells) + " |")
+    programs = sorted({(kernel, version) for kernel, version, _ in runs})
+    lines += ["", "| program | " + " | ".join(label(option) for option in options) + " |",
+              "|---|" + "---:|" * len(options)]
+    for kernel, version in programs:
+        cells = []
+        for n, option in enumerate(options):
+            points = [(per_option[n]["model_cycles"], per_option[n]["compute_cycles"])
+                      for (k, v, _), per_option in runs.items() if (k, v) == (kernel, version)]
+            slope = _slope(points)
+            if slope is not None:
+                slopes[option].append(slope)
+            cells.append("-" if slope is None else f"{slope:.2f}")
+        lines.append(f"| {kernel} {version}: loop cycles per step | " + " | ".join(cells) + " |")
+    geomeans = {option: (math.prod(values) ** (1 / len(values)) if values else None)
+                for option, values in slopes.items()}
+    lines.append("| **geomean of loop cycles per step** | "
+                 + " | ".join("-" if g is None else f"**{g:.2f}**" for g in geomeans.values()) + " |")
+    lines.append("| whole-grid Fmax (MHz) | " + " | ".join(
+        f"{fmax[option]:.1f}" if option in fmax else "-" for option in options) + " |")
+    lines.append("| **steps per µs** | " + " | ".join(
+        f"**{fmax[option] / geomeans[option]:.1f}**" if option in fmax and geomeans[option] else "-"
+        for option in options) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def _option_text(settings: dict) -> str:
     """The fabric's latency and density options, as recorded (runs before they were: none)."""
     if "queue_mode" not in settings:
@@ -315,6 +395,25 @@ def main(argv=None) -> int:
     import sys
 
     args = sys.argv[1:] if argv is None else argv
+    if "--options" in args:
+        names = args[args.index("--options") + 1:]
+        if len(names) < 2:
+            raise SystemExit("--options needs two or more names of bench/results/ripple_rtl*.json files "
+                             "(runs of --rtl under different --option)")
+        reports = []
+        for name in names:
+            path = RESULTS / f"{name}.json"
+            if not path.exists():
+                raise SystemExit(f"--options: {path} does not exist; run python -m bench.ripple --rtl "
+                                 f"[--option MODE:EVERY:LANES] first")
+            reports.append(json.loads(path.read_text()))
+        record = RESULTS / "register_every.json"
+        grids = json.loads(record.read_text()).get("fabric", []) if record.exists() else []
+        fmax = {(g["mode"], g.get("register_every", 1), g.get("lanes", 1)): g["fmax_mhz"] for g in grids}
+        table = RESULTS / "ripple_rtl_options.md"
+        table.write_text(markdown_options(reports, fmax, names))
+        print(f"wrote {table}")
+        return 0
     if "--rtl" in args:
         fabric = Path(_option(args, "--fabric", str(RTL_FABRIC)))
         option = _option(args, "--option", None)
