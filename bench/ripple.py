@@ -160,7 +160,8 @@ def measure_rtl(cases=None, dmv_cases=DMV_CASES, fabric: Path = RTL_FABRIC, opti
                      "preload_words": preload,
                      "compute_cycles": compute, "firings": firings,
                      "ipc": round(firings / result.cycles, 3), "static": len(lowering.units),
-                     "pe_tiles": len(compiled.program.graph.fu_nodes()),
+                     "pe_tiles": len(tiles := [node.name for node in compiled.program.graph.fu_nodes()]),
+                     "operators": sum(len(lowering.units[tile]) for tile in tiles),
                      "model_cycles": lowering.model.cycles,
                      "predicted_cycles": (predicted := predicted_cycles(compiled)),
                      "prediction_error": prediction_error(predicted, result.cycles)}
@@ -267,8 +268,9 @@ def markdown_options(reports: list[dict], fmax: dict, names: list[str]) -> str:
              f"({reports[0]['settings']['rows']}x{reports[0]['settings']['cols']}), checked as in "
              "ripple_rtl.md. Steps: the golden model's cycles (slot depth 2, memory latency 1, unbounded "
              "memory ports), the idealised machine. Per run: RTL cycles per step with the image load, "
-             "compute cycles per step, and pe tiles / operators. Per program, the loop: compute cycles "
-             "per step from its smallest case to its largest. Steps per µs: the option's whole 3x3 pe "
+             "compute cycles per step, and pe tiles / operator nodes (an LDST or LOCK unit is two). Per "
+             "program, the loop: compute cycles per step from its smallest case to its largest. Steps "
+             "per µs: the option's whole 3x3 pe "
              "grid's Fmax (bench/results/register_every.md, where measured) / the geomean of the "
              "programs' loop cycles per step.", "",
              "| program | case | steps | " + " | ".join(label(option) for option in options) + " |",
@@ -287,7 +289,7 @@ def markdown_options(reports: list[dict], fmax: dict, names: list[str]) -> str:
         for one in per_option:
             ok = "" if one["passed"] else " FAILED"
             cells.append(f"{one['rtl_cycles'] / steps:.2f} / {one['compute_cycles'] / steps:.2f}; "
-                         f"{one['pe_tiles']}/{one['static']}{ok}")
+                         f"{one['pe_tiles']}/{one['operators']}{ok}")
         lines.append(f"| {kernel} {version} | {case} | {steps} | " + " | ".join(cells) + " |")
     programs = sorted({(kernel, version) for kernel, version, _ in runs})
     lines += ["", "| program | " + " | ".join(label(option) for option in options) + " |",
