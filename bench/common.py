@@ -129,3 +129,13 @@ def write_results(directory: Path, name: str, results, markdown: str, *, indent:
     figures.write_text(json.dumps(results, indent=indent, default=default) + "\n")
     table.write_text(markdown)
     return figures, table
+
+
+def options_text(settings: dict) -> str:
+    """A run's fabric latency and density options as a phrase for a table's caption, from its
+    recorded settings (queue_mode, register_every, lanes); runs from before they were recorded: ""."""
+    if "queue_mode" not in settings:
+        return ""
+    lanes = settings["lanes"]
+    return (f"{settings['queue_mode']} queues, register_every {settings['register_every']}, "
+            f"{lanes} lane{'s' if lanes != 1 else ''} per tile, ")

@@ -40,6 +40,7 @@ from .common import (
     REPO,
     RESULTS,
     git_stamp,
+    options_text,
     predicted_cycles,
     prediction_cell,
     prediction_error,
@@ -212,7 +213,7 @@ def markdown_rtl(report: dict) -> str:
         "",
         f"Both programs of `ripple_core/programs.py`, lowered onto `{settings['fabric']}` "
         f"({settings['rows']}x{settings['cols']} pe tiles, queue depth {settings['queue_depth']}, "
-        f"{_option_text(settings)}{settings['memory']}; Ripple's task queue: depth {settings['spill_depth']} "
+        f"{options_text(settings)}{settings['memory']}; Ripple's task queue: depth {settings['spill_depth']} "
         f"with spill) and run in one simulation of the Verilated fabric, no host stalls, seed "
         f"{settings['seed']}. RTL cycles count from START to done and include loading the image "
         f"after START (configuration, and arrays in private banks, at most one word per cycle); "
@@ -314,15 +315,6 @@ def markdown_options(reports: list[dict], fmax: dict, names: list[str]) -> str:
         f"**{fmax[option] / geomeans[option]:.1f}**" if option in fmax and geomeans[option] else "-"
         for option in options) + " |")
     return "\n".join(lines) + "\n"
-
-
-def _option_text(settings: dict) -> str:
-    """The fabric's latency and density options, as recorded (runs before they were: none)."""
-    if "queue_mode" not in settings:
-        return ""
-    lanes = settings["lanes"]
-    return (f"{settings['queue_mode']} queues, register_every {settings['register_every']}, "
-            f"{lanes} lane{'s' if lanes != 1 else ''} per tile, ")
 
 
 def _accuracy(rows: list[dict]) -> str:

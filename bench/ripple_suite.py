@@ -53,6 +53,7 @@ from .common import (
     REPO,
     RESULTS,
     git_stamp,
+    options_text,
     predicted_cycles,
     prediction_cell,
     prediction_error,
@@ -94,6 +95,7 @@ def suite_runs(spec, suite: Path = SUITE, failures: list | None = None):
 
 def measure(suite: Path = SUITE, fabric: Path = RIPPLE_FABRIC) -> dict:
     """Every graph-case pair of the suite on the RTL fabric, in one simulation."""
+    stamp = git_stamp()         # the revision the RTL is built from
     spec = load_fabric(fabric)
     runs = list(suite_runs(spec, suite))
     if spec.memory is not None:
@@ -131,9 +133,11 @@ def measure(suite: Path = SUITE, fabric: Path = RIPPLE_FABRIC) -> dict:
     memory = spec.memory
     settings = {"fabric": str(fabric.relative_to(REPO)) if fabric.is_relative_to(REPO) else fabric.name,
                 "rows": spec.rows, "cols": spec.cols, "queue_depth": spec.queue_depth,
+                "queue_mode": spec.queue_mode, "register_every": spec.register_every,
+                "lanes": spec.parameters("pe").lanes,
                 "pe_mem_depth": spec.parameters("pe").mem_depth, "profile": PROFILE, "seed": SEED,
                 "shared_memory": None if memory is None else {"words": memory.words, "banks": memory.banks},
-                **git_stamp(), "simulation_seconds": round(wall, 1)}
+                **stamp, "simulation_seconds": round(wall, 1)}
     return {"settings": settings, "runs": rows}
 
 
@@ -157,7 +161,8 @@ def markdown(report: dict) -> str:
         "# The RipTide peer suite on the RTL fabric" + (" with the shared memory" if shared else ""),
         "",
         f"Every case of the ten suite graphs lowered onto `{settings['fabric']}` ({settings['rows']}x"
-        f"{settings['cols']} pe tiles, queue depth {settings['queue_depth']}, {memory}) and run in one "
+        f"{settings['cols']} pe tiles, queue depth {settings['queue_depth']}, "
+        f"{options_text(settings)}{memory}) and run in one "
         f"simulation of the Verilated fabric "
         f"(stall profile {settings['profile']}, seed {settings['seed']}; git {settings['git_revision']}). "
         f"Steps: the suite's idealised step count. "
