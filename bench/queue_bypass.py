@@ -96,16 +96,21 @@ def measure_tiles(workers: int, seeds: tuple[int, ...]) -> list[dict]:
 # The tables
 
 
+def loop_slope(points) -> float | None:
+    """Compute cycles per idealised step from the smallest case to the largest, over
+    ``(steps, compute cycles)`` points: a loop's cost without what a run pays once (None with
+    one size of case)."""
+    (steps0, cycles0), (steps1, cycles1) = min(points), max(points)
+    return None if steps1 == steps0 else (cycles1 - cycles0) / (steps1 - steps0)
+
+
 def _graph_figures(rows: list[dict]) -> dict:
     """A graph's figures from its cases that ran (a case that did not place or route counts as
     not passed and is left out of the cycles)."""
     ran = [row for row in rows if row["rtl_cycles"] is not None] or rows
     largest = max(ran, key=lambda row: row["steps"])
     smallest = min(ran, key=lambda row: row["steps"])
-    slope = None
-    if largest["steps"] != smallest["steps"]:
-        slope = ((largest["compute_cycles"] - smallest["compute_cycles"])
-                 / (largest["steps"] - smallest["steps"]))
+    slope = loop_slope([(row["steps"], row["compute_cycles"]) for row in (smallest, largest)])
     return {"steps": largest["steps"], "compute": largest["compute_cycles"],
             "per_step": largest["compute_cycles"] / largest["steps"], "slope": slope,
             "passed": sum(row["passed"] for row in rows), "cases": len(rows),

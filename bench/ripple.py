@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import random
 import time
 from argparse import ArgumentTypeError
@@ -247,19 +246,13 @@ def _option_of(settings: dict) -> tuple:
             settings.get("lanes", 1))
 
 
-def _slope(points) -> float | None:
-    """Compute cycles per idealised step from the smallest case to the largest (a loop's cost,
-    without what a run pays once)."""
-    (steps0, cycles0), (steps1, cycles1) = min(points), max(points)
-    return None if steps1 == steps0 else (cycles1 - cycles0) / (steps1 - steps0)
-
-
 def markdown_options(reports: list[dict], fmax: dict, names: list[str]) -> str:
     """BFS and dmv under several fabric options side by side (one ``measure_rtl`` report per
     option). Idealised steps: the golden model's cycles (slot depth 2, memory latency 1,
     unbounded memory ports); ``fmax`` maps an option to its whole pe grid's clock (MHz) from
     bench/results/register_every.json, where measured; ``names`` are the reports' files."""
-    from .register_every import label
+    from .queue_bypass import loop_slope
+    from .register_every import _geomean, label
     options = [_option_of(report["settings"]) for report in reports]
     lines = ["# BFS and dmv on the RTL fabric under the pe fabric's options", "",
              f"Written by `python -m bench.ripple --options {' '.join(names)}` from "
@@ -300,13 +293,12 @@ def markdown_options(reports: list[dict], fmax: dict, names: list[str]) -> str:
         for n, option in enumerate(options):
             points = [(per_option[n]["model_cycles"], per_option[n]["compute_cycles"])
                       for (k, v, _), per_option in runs.items() if (k, v) == (kernel, version)]
-            slope = _slope(points)
+            slope = loop_slope(points)
             if slope is not None:
                 slopes[option].append(slope)
             cells.append("-" if slope is None else f"{slope:.2f}")
         lines.append(f"| {kernel} {version}: loop cycles per step | " + " | ".join(cells) + " |")
-    geomeans = {option: (math.prod(values) ** (1 / len(values)) if values else None)
-                for option, values in slopes.items()}
+    geomeans = {option: _geomean(values) if values else None for option, values in slopes.items()}
     lines.append("| **geomean of loop cycles per step** | "
                  + " | ".join("-" if g is None else f"**{g:.2f}**" for g in geomeans.values()) + " |")
     lines.append("| whole-grid Fmax (MHz) | " + " | ".join(
@@ -401,9 +393,10 @@ def main(argv=None) -> int:
                 raise SystemExit(f"--options: {path} does not exist; run python -m bench.ripple --rtl "
                                  f"[--option MODE:EVERY:LANES] first")
             reports.append(json.loads(path.read_text()))
+        from .register_every import _option_of as grid_option
         record = RESULTS / "register_every.json"
         grids = json.loads(record.read_text()).get("fabric", []) if record.exists() else []
-        fmax = {(g["mode"], g.get("register_every", 1), g.get("lanes", 1)): g["fmax_mhz"] for g in grids}
+        fmax = {grid_option(grid): grid["fmax_mhz"] for grid in grids}
         table = RESULTS / "ripple_rtl_options.md"
         table.write_text(markdown_options(reports, fmax, names))
         print(f"wrote {table}")
