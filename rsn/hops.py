@@ -12,12 +12,14 @@ Which outputs stay registers is fixed by the grid position alone, so that static
 exactly the paths the hardware has, and so that no loop of pass-through outputs exists in the
 netlist whatever the routes:
 
-* every westward output is a register. A closed walk on the grid moves west as often as east,
-  and a pass-through output never takes the input from its own side (no U-turn, which no route
-  uses), so every structural cycle meets a register;
+* every westward and every northward output is a register, so a combinational path only moves
+  east and south: it can never close a loop, and it is no longer than a shortest route;
 * the grid is cut into K x K blocks; an output that leaves a block (east into a column that is a
-  multiple of K, south into a row that is, north out of one) is a register. A combinational
-  path therefore stays inside one block: at most 2 (K - 1) hops on a shortest route;
+  multiple of K, south into a row that is) is a register. A combinational path therefore stays
+  inside one block: at most 2 (K - 1) hops, whatever the routes. (The first rule let northward
+  outputs pass through inside a block too; a path could then snake down, east, up, east, down
+  through all K * K tiles, 8 hops at K = 3, which static timing must assume although no route
+  takes one: docs/ripple.md, "Pass-through switch outputs");
 * outputs to host ports are registers (the host side is driven from flip-flops as before), and
   outputs into the tile's FU pass through: the FU input queue behind them holds the token.
 
@@ -49,13 +51,11 @@ def output_registered(spec, tile, output: int) -> bool:
     if spec.neighbour(tile, side) is None:
         return True
     row, col = tile
-    if side == "W":
+    if side in ("W", "N"):
         return True
     if side == "E":
         return (col + 1) % every == 0
-    if side == "S":
-        return (row + 1) % every == 0
-    return row % every == 0         # N: leaving the block's top row
+    return (row + 1) % every == 0   # S
 
 
 def pass_through_outputs(spec, tile, n_outputs: int) -> frozenset:

@@ -1,6 +1,7 @@
 """Which switch outputs are registers under ``register_every`` (rsn/hops.py), and the structural
 promises that make pass-through outputs safe: no loop of them anywhere in a fabric's netlist,
-whatever the routes, and no combinational chain leaving a K x K block."""
+whatever the routes, and no combinational chain leaving a K x K block or longer than a shortest
+route across one."""
 
 import dataclasses
 import itertools
@@ -27,14 +28,15 @@ def test_every_output_is_a_register_by_default():
 
 
 def test_the_rule_on_a_four_by_four_grid_in_blocks_of_two():
-    """Worked out by hand from the rule: westward and boundary outputs, and outputs entering a
-    block (east into column 2, south into row 2, north into row 1), are registers."""
+    """Worked out by hand from the rule: westward, northward and boundary outputs, and outputs
+    entering a block (east into column 2, south into row 2), are registers."""
     spec = grid(4, 4, 2)
     assert pass_through_outputs(spec, (0, 0), 5) == {E, S, FU}
     assert pass_through_outputs(spec, (0, 1), 5) == {S, FU}           # E enters column 2
-    assert pass_through_outputs(spec, (1, 1), 5) == {N, FU}           # S enters row 2
-    assert pass_through_outputs(spec, (2, 2), 5) == {E, S, FU}        # N would leave the block
-    assert pass_through_outputs(spec, (3, 3), 5) == {N, FU}           # E and S are boundaries
+    assert pass_through_outputs(spec, (1, 1), 5) == {FU}              # E, S enter column / row 2
+    assert pass_through_outputs(spec, (2, 2), 5) == {E, S, FU}
+    assert pass_through_outputs(spec, (3, 2), 5) == {E, FU}           # S is a boundary, N northward
+    assert pass_through_outputs(spec, (3, 3), 5) == {FU}
     assert (output_latency(spec, (0, 0), E), output_latency(spec, (0, 1), E)) == (0, 1)
     assert (link_weight(spec, (0, 0), E), link_weight(spec, (0, 1), E)) == (1, 2)
 
@@ -70,11 +72,12 @@ def _longest_chain(graph) -> int:
 @pytest.mark.parametrize("rows,cols,every", [(3, 3, 2), (4, 4, 2), (5, 6, 2), (5, 6, 3), (6, 6, 4),
                                               (5, 6, 16), (8, 8, 3)])
 def test_no_loop_and_chains_stay_in_a_block(rows, cols, every):
+    """The longest chain is a shortest route across a whole block, corner to corner: static
+    timing sees no path longer than one a route can take."""
     spec = grid(rows, cols, every)
     graph = _pass_through_graph(spec)
     longest = _longest_chain(graph)
-    block = min(every, rows) * min(every, cols)
-    assert 0 < longest <= block - 1
+    assert longest == (min(every, rows) - 1) + (min(every, cols) - 1)
     for (tile, j), after in graph.items():
         for neighbour, _ in after + [(spec.neighbour(tile, DIRECTIONS[j]), None)]:
             assert (tile[0] // every, tile[1] // every) == (neighbour[0] // every, neighbour[1] // every)
@@ -92,6 +95,7 @@ def test_placement_distance_counts_registers_twice():
     assert distances[(0, 1), (0, 0)] == 2            # west: a register
     assert distances[(0, 0), (1, 1)] == 2
     assert distances[(0, 0), (3, 3)] == 8            # two block crossings each way
+    assert distances[(3, 3), (0, 0)] == 12           # west and north: a register every hop
     plain = tile_distances(dataclasses.replace(spec, register_every=1))
     assert all(plain[a, b] == abs(a[0] - b[0]) + abs(a[1] - b[1])
                for a, b in itertools.product(spec.all_tiles(), repeat=2))
