@@ -42,7 +42,8 @@ from .ripple_suite import KERNELS, SEED, VARIANTS
 
 __all__ = ["OPTIONS", "fabric_job", "markdown", "main", "parse_option"]
 
-OPTIONS = (("registered", 1, 1), ("bypass", 1, 1), ("bypass", 2, 1), ("bypass", 3, 1),
+OPTIONS = (("registered", 1, 1), ("registered", 2, 1), ("registered", 3, 1),
+           ("bypass", 1, 1), ("bypass", 2, 1), ("bypass", 3, 1),
            ("registered", 1, 2), ("bypass", 1, 2), ("bypass", 3, 2))
 TARGET = rsn_bench.FABRIC_TARGET
 # A 3x3 grid of pe tiles is 61,000 LUTs (73% of the ECP5-85F) and 278,000 arcs; nextpnr's
