@@ -50,7 +50,7 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.snn
 	$(BIN)/python -m bench.ripple
 	$(BIN)/python -m bench.ripple --rtl
-	$(BIN)/python -m bench.ripple --rtl --option bypass:3:1
+	$(BIN)/python -m bench.ripple --rtl --option bypass:2:1
 	$(BIN)/python -m bench.ripple --rtl --option bypass:3:2
 	$(BIN)/python -m bench.ripple --rtl --fabric examples/fabrics/ripple_large.toml --name ripple_rtl_shared
 	$(BIN)/python -m bench.ripple_suite
@@ -65,7 +65,7 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.sam
 	$(BIN)/python -m bench.queue_bypass
 	$(BIN)/python -m bench.register_every
-	$(BIN)/python -m bench.ripple --options ripple_rtl ripple_rtl_bypass_every3_lanes1 ripple_rtl_bypass_every3_lanes2
+	$(BIN)/python -m bench.ripple --options ripple_rtl ripple_rtl_bypass_every2_lanes1 ripple_rtl_bypass_every3_lanes2
 	$(BIN)/python -m bench.pe_fmax
 	$(BIN)/python -m bench.sweep
 
