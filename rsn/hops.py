@@ -25,8 +25,9 @@ netlist whatever the routes:
 
 The price of a pass-through hop is the combinational path it adds: from the last register a
 token left (an FU output or a registered switch output) through the pass-through switches on its
-way east and south within the block to the next register, which is the FU input queue, or with ``queue_mode = "bypass"`` the
-FU's own output register. ``bench/results/register_every.md`` measures both sides.
+way east and south within the block to the next register, which is the FU input queue, or with
+``queue_mode = "bypass"`` the FU's own output register. ``bench/results/register_every.md``
+measures both sides.
 """
 
 from .fabric_spec import DIRECTIONS
