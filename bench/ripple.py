@@ -246,11 +246,12 @@ def _option_of(settings: dict) -> tuple:
             settings.get("lanes", 1))
 
 
-def markdown_options(reports: list[dict], fmax: dict, names: list[str]) -> str:
+def markdown_options(reports: list[dict], fmax: dict, names: list[str], placed: dict | None = None) -> str:
     """BFS and dmv under several fabric options side by side (one ``measure_rtl`` report per
     option). Idealised steps: the golden model's cycles (slot depth 2, memory latency 1,
     unbounded memory ports); ``fmax`` maps an option to its whole pe grid's clock (MHz) from
-    bench/results/register_every.json, where measured; ``names`` are the reports' files."""
+    bench/results/register_every.json, where measured, and ``placed`` to its estimate after
+    placement (``--part placed``); ``names`` are the reports' files."""
     from .queue_bypass import loop_slope
     from .register_every import _geomean, label
     options = [_option_of(report["settings"]) for report in reports]
@@ -265,8 +266,8 @@ def markdown_options(reports: list[dict], fmax: dict, names: list[str]) -> str:
              "compute cycles per step, and pe tiles / operator nodes (an LDST or LOCK unit is two). Per "
              "program, the loop: compute cycles per step from its smallest case to its largest. Steps "
              "per µs: the option's whole 3x3 pe "
-             "grid's Fmax (bench/results/register_every.md, where measured) / the geomean of the "
-             "programs' loop cycles per step.", "",
+             "grid's Fmax (bench/results/register_every.md, where measured: routed, or nextpnr's "
+             "estimate after placement) / the geomean of the programs' loop cycles per step.", "",
              "| program | case | steps | " + " | ".join(label(option) for option in options) + " |",
              "|---|---|---:|" + "---|" * len(options)]
     runs = {}
@@ -301,11 +302,15 @@ def markdown_options(reports: list[dict], fmax: dict, names: list[str]) -> str:
     geomeans = {option: _geomean(values) if values else None for option, values in slopes.items()}
     lines.append("| **geomean of loop cycles per step** | "
                  + " | ".join("-" if g is None else f"**{g:.2f}**" for g in geomeans.values()) + " |")
-    lines.append("| whole-grid Fmax (MHz) | " + " | ".join(
-        f"{fmax[option]:.1f}" if option in fmax else "-" for option in options) + " |")
-    lines.append("| **steps per µs** | " + " | ".join(
-        f"**{fmax[option] / geomeans[option]:.1f}**" if option in fmax and geomeans[option] else "-"
-        for option in options) + " |")
+    for clocks, what in ((fmax, "whole-grid Fmax (MHz), routed"),
+                         (placed or {}, "whole-grid Fmax (MHz), estimated after placement")):
+        if not any(option in clocks for option in options):
+            continue
+        lines.append(f"| {what} | " + " | ".join(
+            f"{clocks[option]:.1f}" if option in clocks else "-" for option in options) + " |")
+        lines.append("| **steps per µs** | " + " | ".join(
+            f"**{clocks[option] / geomeans[option]:.1f}**" if option in clocks and geomeans[option] else "-"
+            for option in options) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -395,10 +400,11 @@ def main(argv=None) -> int:
             reports.append(json.loads(path.read_text()))
         from .register_every import _option_of as grid_option
         record = RESULTS / "register_every.json"
-        grids = json.loads(record.read_text()).get("fabric", []) if record.exists() else []
-        fmax = {grid_option(grid): grid["fmax_mhz"] for grid in grids}
+        grids = json.loads(record.read_text()) if record.exists() else {}
+        fmax, placed = ({grid_option(grid): grid["fmax_mhz"] for grid in grids.get(part, [])}
+                        for part in ("fabric", "placed"))
         table = RESULTS / "ripple_rtl_options.md"
-        table.write_text(markdown_options(reports, fmax, names))
+        table.write_text(markdown_options(reports, fmax, names, placed))
         print(f"wrote {table}")
         return 0
     if "--rtl" in args:
