@@ -59,8 +59,8 @@ class FabricSpec:
     # the queue is empty, a combinational path from the switch's output register into the FU).
     queue_mode: str = "registered"
     # Which switch outputs are registers (rsn/hops.py): 1, every one (a cycle per hop); K >= 2,
-    # the westward and northward ones, those leaving a K x K block and those to host ports, while the others
-    # pass a token on in the cycle it arrives.
+    # the westward and northward ones, those leaving a K x K block and those to host ports, while
+    # the others pass a token on in the cycle it arrives.
     register_every: int = 1
     failed_tiles: frozenset = field(default_factory=frozenset)
     failed_links: frozenset = field(default_factory=frozenset)   # {((row, col), side)}, both ways
