@@ -220,9 +220,10 @@ def markdown(report: dict) -> str:
         lines += ["", f"## Whole pe grids on the {TARGET}, placed only", "",
                   "The same grids and harness, synthesised and placed but not routed (`--part placed`): "
                   "Fmax is nextpnr's estimate after placement, which guesses each wire's delay from its "
-                  "length. A grid synthesises and places in about 20 minutes where routing takes 40 to 60 more (and "
-                  "router2 diverged on some), so every option is compared like for like here; the estimate "
-                  "sits below the routed Fmax (by 14% and 29% on the two grids measured both ways).", ""]
+                  "length. A grid synthesises and places in about 20 minutes where routing takes 40 to 60 "
+                  "more (and router2 diverged on some), so every option is compared like for like here; the "
+                  "estimate sits below the routed Fmax (by 14% and 29% on the two grids measured both ways).",
+                  ""]
         lines += _fabric_table(report["placed"], report.get("suite", []), paths=False)
     return "\n".join(lines) + "\n"
 
