@@ -1,8 +1,9 @@
 """Options of the pe fabric side by side: cycles per idealised step, tiles per operator, Fmax,
 steps per second.
 
-``python -m bench.register_every`` runs two parts (``--part suite`` or ``--part fabric``
-re-measures one and keeps the other) and writes bench/results/register_every.json and .md:
+``python -m bench.register_every`` runs two parts, and a third when asked (``--part suite``,
+``fabric`` or ``placed`` re-measures one and keeps the others), and writes
+bench/results/register_every.json and .md:
 
 * **suite**: every case of the ten RipTide suite graphs on examples/fabrics/ripple.toml under
   each option (one Verilated build per option), checked as bench/ripple_suite.py checks them,
