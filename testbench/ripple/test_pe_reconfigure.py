@@ -205,7 +205,9 @@ def test_reconfigure_then_fire_at_once(stall, mem_depth):
         stats = run(RipplePE(0, mem_depth=mem_depth), random.Random(seed), STALLS[stall])
         totals = {key: totals[key] + stats[key] for key in totals}
     assert totals["immediate"] > 0, f"no firing in the cycle right after a configuration write: {totals}"
-    assert totals["firings"] > 100, totals
+    # Not vacuous: more firings than one run has phases (a slow source gives 35 to 211 firings
+    # a run over seeds 0-23; a fixed 100 for two runs failed one seed in a few dozen).
+    assert totals["firings"] > 30, totals
 
 
 def test_the_bench_sees_a_stale_decode():
