@@ -189,12 +189,34 @@ def _fabric_table(fabric: list[dict], suite: list[dict], paths: bool = True) -> 
     return lines
 
 
+def _rows_revisions(report: dict, part: str) -> str:
+    """The revision a part was measured at, or each row's where they differ (``--option``
+    re-measures some rows and keeps the others)."""
+    rows = report.get(part, [])
+    revisions = {_revision(row["git"]) for row in rows if row.get("git")}
+    if len(revisions) <= 1:
+        return _revision(report.get(f"{part}_git"))
+    return ", ".join(f"{_revision(row['git'])} ({label(_option_of(row))})" for row in rows if row.get("git"))
+
+
+def _estimate_gap(routed: list[dict], placed: list[dict]) -> str:
+    """How far the estimate after placement sits below the routed Fmax, on the grids measured
+    both ways."""
+    estimates = {(_option_of(e), e["size"]): e["fmax_mhz"] for e in placed}
+    gaps = [(label(_option_of(e)), e["fmax_mhz"] / estimates[_option_of(e), e["size"]] - 1)
+            for e in routed if (_option_of(e), e["size"]) in estimates]
+    if not gaps:
+        return ""
+    return (" Routed, the grids measured both ways ran faster than estimated: "
+            + ", ".join(f"{name} by {gap:.0%}" for name, gap in gaps) + ".")
+
+
 def markdown(report: dict) -> str:
     options = [option for option in OPTIONS if _rows(report.get("suite", []), option)]
     lines = ["# Options of the pe fabric: cycles per step, tiles per operator, Fmax, steps per second", "",
              f"Written by `{COMMAND}` (`--part suite` at git {_revision(report.get('suite_git'))}, "
-             f"`--part fabric` at git {_revision(report.get('fabric_git'))}, `--part placed` at git "
-             f"{_revision(report.get('placed_git'))}); bench/register_every.py says "
+             f"`--part fabric` at git {_rows_revisions(report, 'fabric')}, `--part placed` at git "
+             f"{_rows_revisions(report, 'placed')}); bench/register_every.py says "
              f"how each figure is taken, docs/ripple.md what follows from them.", ""]
     if options:
         lines += ["## The RipTide suite on ripple.toml (5x6 pe tiles, queue depth 2), no stalls", "",
@@ -221,10 +243,9 @@ def markdown(report: dict) -> str:
         lines += ["", f"## Whole pe grids on the {TARGET}, placed only", "",
                   "The same grids and harness, synthesised and placed but not routed (`--part placed`): "
                   "Fmax is nextpnr's estimate after placement, which guesses each wire's delay from its "
-                  "length. A grid synthesises and places in about 20 minutes where routing takes 40 to 60 "
-                  "more (and router2 diverged on some), so every option is compared like for like here; the "
-                  "estimate sits below the routed Fmax (by 14% and 29% on the two grids measured both ways).",
-                  ""]
+                  "length. A grid synthesises and places in about 20 minutes where routing takes 20 to 60 "
+                  "more (and router2 diverged on some), so every option is compared like for like here."
+                  + _estimate_gap(report.get("fabric", []), report["placed"]), ""]
         lines += _fabric_table(report["placed"], report.get("suite", []), paths=False)
     return "\n".join(lines) + "\n"
 
