@@ -187,6 +187,7 @@ def run_suite(args) -> dict:
     out_dir = QUICK_RESULTS if quick else RESULTS
     started = time.perf_counter()
     meta = {"date": None, **fpga.tool_metadata()}
+    stamp = git_stamp()         # the revision the builds are made from: before the run, not after
     build_root = str(fpga.BUILD_ROOT)
     if quick:
         memories, abc9_memories, pes = QUICK_MEMORIES, (), ()
@@ -197,7 +198,7 @@ def run_suite(args) -> dict:
     jobs += [(pe_job, bank, ops, TARGET, False, seeds, build_root) for bank, ops in pes]
     jobs += [(memory_job, *point, False, seeds, build_root) for point in abc9_memories]
     done = run_jobs(jobs, args.jobs, describe=_describe)
-    meta.update(date=now(), **git_stamp(), seeds=list(seeds), quick=quick, workers=args.jobs,
+    meta.update(date=now(), **stamp, seeds=list(seeds), quick=quick, workers=args.jobs,
                 target=TARGET, memory_options=MEMORY_OPTIONS,
                 targets={name: {"family": spec.family, "device_flags": list(spec.device_flags),
                                 "package": spec.package, "freq_constraint_mhz": spec.freq_mhz}

@@ -590,13 +590,14 @@ def main(argv=None) -> int:
     if arguments.combine:
         return combine(arguments.combine, arguments.out)
     small = arguments.sizes == "small"
+    stamp = git_stamp()         # the revision everything is built from: before the run, not after
     found, missing = present()
     if arguments.only:
         found = [name for name in found if name in arguments.only]
     for name in missing:
         print(f"{name}: ripple_core/workloads/{name}.py is not there yet; skipped", flush=True)
     rows = measure_model(found, small)
-    settings = {"measured": now(), **git_stamp(), "depth": DEPTH, "mem_latency": MEM_LATENCY, "seed": SEED,
+    settings = {"measured": now(), **stamp, "depth": DEPTH, "mem_latency": MEM_LATENCY, "seed": SEED,
                 "small": small, "rtl": None}
     report = {"settings": settings, "present": found, "missing": missing, "runs": rows}
     if arguments.rtl or arguments.dry:
