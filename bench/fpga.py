@@ -150,8 +150,8 @@ def build(design, name: str, target: str, *, ports=None, seeds=(DEFAULT_SEED,),
     ``route=False`` stops after placement: Fmax is then nextpnr's estimate, which guesses each
     wire's delay from its length (no report, so ``reports`` is empty). It compares designs too
     large to route in useful time like for like (a whole 3x3 grid of pe tiles places in about 10
-    minutes; routing takes 40 to 60 more, and router2 diverged on some), and it sits below the
-    routed Fmax (by 14% and 29% on the two grids routed both ways).
+    minutes; routing took 8 to 60 more, and router2 diverged on some). It sits below the routed
+    Fmax; bench/results/register_every.md gives the gap on the grids measured both ways.
     """
     spec = TARGETS[target]
     run_dir = Path(build_root) / target / name

@@ -173,8 +173,8 @@ def _fabric_table(fabric: list[dict], suite: list[dict], paths: bool = True) -> 
              "| steps per µs | vs registered, every 1 |" + (" critical path (first seed) |" if paths else ""),
              "|---|---|---:|---:|---:|---|---:|---:|---:|" + ("---|" if paths else "")]
     per_step = {_option_of(e): _loop_geomean(suite, _option_of(e)) for e in fabric}
-    rates = {option: None if cycles is None else entry["fmax_mhz"] / cycles
-             for entry in fabric for option, cycles in per_step.items() if option == _option_of(entry)}
+    rates = {_option_of(e): e["fmax_mhz"] / per_step[_option_of(e)] if per_step[_option_of(e)] else None
+             for e in fabric}
     base = rates.get(OPTIONS[0])
     for entry in fabric:
         option = _option_of(entry)
@@ -243,7 +243,7 @@ def markdown(report: dict) -> str:
         lines += ["", f"## Whole pe grids on the {TARGET}, placed only", "",
                   "The same grids and harness, synthesised and placed but not routed (`--part placed`): "
                   "Fmax is nextpnr's estimate after placement, which guesses each wire's delay from its "
-                  "length. A grid synthesises and places in about 20 minutes where routing takes 20 to 60 "
+                  "length. A grid synthesises and places in about 20 minutes where routing takes 8 to 60 "
                   "more (and router2 diverged on some), so every option is compared like for like here."
                   + _estimate_gap(report.get("fabric", []), report["placed"]), ""]
         lines += _fabric_table(report["placed"], report.get("suite", []), paths=False)

@@ -59,7 +59,7 @@ class _Node:
 class _SlotView:
     """What an ops.py operator's ``plan`` reads of the slots: whether each has a token, and its
     value, through the model (an edge's channel or an armed constant). One per step, so a
-    module-level class: building the class on every step cost a fifth of a fabric's run."""
+    module-level class: building a class on every step made BFS's model run 2.2x slower."""
 
     __slots__ = ("_model", "_inputs")
 
