@@ -75,6 +75,7 @@ class ModelResult:
     link_beats: dict[tuple[int, int], list[int]]
     reads: list[int] = field(default_factory=list)
     bank_accesses: list[int] | None = None      # per bank, since START (None: no shared memory)
+    steps: int = 0      # unit steps that moved something: the run's length, for a livelock budget
 
 
 class _CountedWords(list):
@@ -322,7 +323,8 @@ class FabricModel:
                     moved = True
                     steps += 1
             if steps > self.max_steps:
-                raise DeadlockError(f"no completion after {self.max_steps} steps")
+                raise DeadlockError(f"no completion after {self.max_steps} steps: units still move, "
+                                    f"so this is a livelock or a longer run than max_steps allows")
             if not moved:
                 break
         if position < len(packets) or not self._done():
@@ -334,7 +336,8 @@ class FabricModel:
             done=self._done(),
             firings={tile: unit.fu.firings for tile, unit in self.tiles.items()},
             link_beats={tile: list(unit.switch.beats) for tile, unit in self.tiles.items()},
-            reads=reads, bank_accesses=None if self.bank_accesses is None else list(self.bank_accesses))
+            reads=reads, bank_accesses=None if self.bank_accesses is None else list(self.bank_accesses),
+            steps=steps)
 
     def _dispatch(self, packet, delivered: int, reads) -> tuple[int, bool]:
         """Hand ``packet`` to its target tiles in chain order, from target ``delivered`` on.

@@ -1,10 +1,11 @@
 """The host's answer to a run-time fault: detect it, re-run, place and route around it.
 
 A run on a faulty fabric (:mod:`rsn.faults`) ends one of three ways: it completes and its
-outputs pass the check (the fault was harmless, or never met); it hangs, which the watchdog
-(the golden model's deadlock detection, the RTL's idle counter) detects, with a hang report that
-names where the tokens stopped; or it completes with outputs the check refuses, which only a
-reference can detect (a corrupted token; the links carry no parity bit).
+outputs pass the check (the fault was harmless, or never met); it hangs, which the watchdog (the
+golden model's deadlock detection, the RTL's idle counter) detects, with a hang report that
+names where the tokens stopped, or a step budget if tokens keep moving (:func:`step_budget`); or
+it completes with outputs the check refuses, which only a reference can detect (a corrupted
+token; the links carry no parity bit).
 
 After a detected fault the host first runs the same image again: a transient fault (a dropped
 or corrupted token) does not come back. If the run fails again the part is broken for good, and
@@ -23,7 +24,7 @@ from dataclasses import dataclass, field
 from .fabric_spec import DIRECTIONS
 from .model import DeadlockError, FabricModel
 
-__all__ = ["Attempt", "Recovery", "run_with_faults", "suspects", "part_name"]
+__all__ = ["Attempt", "Recovery", "run_with_faults", "step_budget", "suspects", "part_name"]
 
 _EMPTY_BLOCKER = re.compile(r"^tile \[(\d+), (\d+)\] .*?output \d+ blocked by tile \[(\d+), (\d+)\] "
                             r"slot \d+ \(empty\)")
@@ -122,13 +123,36 @@ def _expected_outputs(compiled, result) -> list[str]:
             if result.outputs.get(port) != tokens]
 
 
+# A fault can leave tokens circling for ever (a dropped token that a loop keeps waiting for
+# while others still move), which no deadlock detection sees. A run is therefore given a step
+# budget: this many times the steps of the same image without faults, plus a margin for the
+# extra work a corrupted value may cause. A run past it is reported as hung.
+LIVELOCK_FACTOR = 4
+LIVELOCK_MARGIN = 10_000
+
+
+def step_budget(compiled, spec) -> int | None:
+    """The steps a faulty run of ``compiled`` on ``spec`` may take before it counts as hung; None
+    (the model's own limit) if the program does not complete without faults either."""
+    try:
+        steps = FabricModel(spec).run(compiled.image, compiled.program.host_inputs).steps
+    except DeadlockError:
+        return None
+    return LIVELOCK_FACTOR * steps + LIVELOCK_MARGIN
+
+
 def _attempt(compiled, spec, faults, check, excluded, errors) -> tuple[Attempt, object, object]:
     started = time.monotonic()
-    model = FabricModel(spec, faults=faults)
+    budget = step_budget(compiled, spec)
+    model = FabricModel(spec, faults=faults) if budget is None else \
+        FabricModel(spec, faults=faults, max_steps=budget)
     try:
         result = model.run(compiled.image, compiled.program.host_inputs)
     except DeadlockError as error:
-        return Attempt(excluded, "hung", str(error), time.monotonic() - started), None, error.report
+        detail = str(error) if error.report is not None or budget is None else \
+            f"livelock: no completion within {budget} steps ({LIVELOCK_FACTOR}x the fault-free run's, " \
+            f"+ {LIVELOCK_MARGIN}), while units still move"
+        return Attempt(excluded, "hung", detail, time.monotonic() - started), None, error.report
     except Exception as error:
         # A unit's model refuses a word a corrupted or lost token made (an axon id out of range,
         # an access outside a bank): the run failed, as it would on a unit that raises a fault.

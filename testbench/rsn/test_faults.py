@@ -8,18 +8,20 @@ import re
 import pytest
 
 from rivulet.cli import main
+from rivulet.frontends import Options, frontend_for
+from rivulet.run import recover_case
 from rivulet.sim.fabric_run import run_each_on_rtl
 from rivulet.sim.seeds import seeds_for
 from rivulet.sim.streams import PROFILES
 from rivulet.sim.toolchain import REPOSITORY
 from rivulet.sweep.spec import fabric_description
-from rsn.fabric_spec import DIRECTIONS, default_fabric, parse_fabric
+from rsn.fabric_spec import DIRECTIONS, default_fabric, load_fabric, parse_fabric
 from rsn.faults import Fault, FaultError, parse_fault
 from rsn.link_fault import AT_BITS
 from rsn.model import DeadlockError, FabricModel
 from rsn.program import compile_program, load_program
 from rsn.random_programs import random_program
-from rsn.recovery import run_with_faults
+from rsn.recovery import LIVELOCK_FACTOR, LIVELOCK_MARGIN, run_with_faults, step_budget
 from rsn.route import switch_uop_phases
 
 MLP = REPOSITORY / "examples" / "mlp.py"
@@ -189,6 +191,22 @@ def test_rivulet_run_injects_a_fault_and_recovers(capsys):
     assert main(["run", str(MLP), "--sim", "rtl", "--fault", "stop:1,1"]) == 2
     assert "--fault runs on the golden model" in capsys.readouterr().err
 
+
+def test_a_livelock_is_reported_hung_within_its_step_budget():
+    """Dropping the sixth token on link [1, 2] E of BFS on ripple.toml leaves tokens moving for
+    ever, so no unit deadlocks. The run stops at its step budget (a few times the fault-free
+    run's steps) and counts as hung; the re-run, without the transient fault, passes."""
+    source = REPOSITORY / "examples" / "ripple_bfs.py"
+    spec = load_fabric(REPOSITORY / "examples" / "fabrics" / "ripple.toml")
+    (case,) = frontend_for(source).load(source, Options()).lower(spec)
+    compiled = case.compile(case.program, spec, 1)
+    budget = step_budget(compiled, spec)
+    assert budget == LIVELOCK_FACTOR * _fault_free(compiled).steps + LIVELOCK_MARGIN
+    recovery = recover_case(case, spec, [parse_fault("drop:1,2,E@6", spec)])
+    first, second = recovery.attempts
+    print(first.detail)
+    assert (first.outcome, second.outcome) == ("hung", "passed") and recovery.how == "re-run"
+    assert f"livelock: no completion within {budget} steps" in first.detail
 
 SMALL = parse_fabric(fabric_description({"rows": 2, "cols": 3, "tiles": "mem mac alu alu mac mem"}),
                      "2x3 fault test fabric")
