@@ -189,3 +189,11 @@ def markdown(results: dict) -> str:
             lines.append(f"| {tile['kind']} | {tile['family']} | {tile['LUT']} | {tile['FF']} | "
                          f"{tile['BRAM']} | {tile['DSP']} |")
     return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":      # the suite's options (targets, seeds, workers) live in bench.run
+    import sys
+
+    from .run import main
+
+    main(["--suite", "boards", *sys.argv[1:]])

@@ -267,3 +267,11 @@ def markdown(results: dict) -> str:
               f"{meta['date']}; {tools} ({meta['tools']['yosys']}); wall time {meta['wall_time_s']:.0f} s "
               f"with {meta['workers']} workers."]
     return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":      # the suite's options (targets, seeds, workers) live in bench.run
+    import sys
+
+    from .run import main
+
+    main(["--suite", "crossbar", *sys.argv[1:]])

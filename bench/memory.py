@@ -316,3 +316,11 @@ CONCLUSIONS: list[str] = [
     "measured: the 17-port network (12.4k LUTs, half the 25F) had not finished routing after 12 minutes "
     "(overuse still 9151), which says the all-to-all muxes are congested, not how fast they would be.",
 ]
+
+
+if __name__ == "__main__":      # the suite's options (targets, seeds, workers) live in bench.run
+    import sys
+
+    from .run import main
+
+    main(["--suite", "memory", *sys.argv[1:]])
