@@ -17,14 +17,13 @@ raises :class:`FrontendError` when the file is of its kind but wrong. The kinds,
 """
 
 import inspect
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ripple_core.export import dumps, graph_to_riptide
 from ripple_core.graph import Graph, GraphError
-from ripple_core.riptide import parse_graph
+from ripple_core.riptide import parse_graph, read_json
 
 from .files import write_atomically
 from .frontends import FrontendError, RippleProgram, parse_definitions
@@ -62,12 +61,7 @@ def from_riptide(path: Path, options: CompileOptions) -> Compiled | None:
     if path.suffix != ".json":
         return None
     try:
-        document = json.loads(path.read_text())
-    except OSError as error:
-        raise FrontendError(f"{path}: cannot read: {error.strerror}") from None
-    except json.JSONDecodeError as error:
-        raise FrontendError(f"{path}: not JSON: {error}") from None
-    try:
+        document = read_json(path)
         graph = parse_graph(document, str(path))
     except GraphError as error:
         raise FrontendError(str(error)) from None

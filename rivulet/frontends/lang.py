@@ -32,7 +32,7 @@ from ripple_core.lang import Kernel, LangError, compile_kernel
 from ripple_core.lang.reference import run_reference
 from ripple_core.lower import LoweringError, lower_graph
 from ripple_core.ops import wrap
-from ripple_core.riptide import load_vectors
+from ripple_core.riptide import CASE_FIELDS, load_vectors
 from rivulet.errors import RunMismatch
 from rsn.fabric_spec import DEFAULT_FABRIC
 from rsn.words import words_problem
@@ -221,7 +221,7 @@ def kernel_cases(loaded: LoadedKernel, parameters: dict | None = None,
     unordered = _unordered_names(loaded)
     made = []
     for k, case in enumerate(raw):
-        unknown = sorted(set(case) - {"args", "mem", "expect", "origin", "reference_steps"})
+        unknown = sorted(set(case) - set(CASE_FIELDS))
         if unknown:
             raise FrontendError(f"{where}: case {k} has fields {unknown}; a case has args, mem and "
                                 f"optionally expect")
