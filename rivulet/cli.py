@@ -41,6 +41,7 @@ from .exits import (
     signals_unwind,
 )
 from .extras import ExtraMissing, require_extra
+from .files import path_problem
 from .frontends import FrontendError
 from .generate import generate
 from .report import RunRecord
@@ -448,7 +449,7 @@ def _outcome(arguments) -> tuple[int, str | None]:
     except _failed_runs() as error:
         return _said(f"{getattr(error, 'label', '')}{error}", DIFFERED, debug)
     except OSError as error:        # a path that cannot be written or read: the user's to fix
-        return _said(f"error: {error}", BAD_INPUT, debug)
+        return _said(f"error: {path_problem(error)}", BAD_INPUT, debug)
     except KeyboardInterrupt:
         return _said("interrupted", INTERRUPTED)
     except Terminated:

@@ -25,7 +25,7 @@ from ripple_core.export import dumps, graph_to_riptide
 from ripple_core.graph import Graph, GraphError
 from ripple_core.riptide import parse_graph, read_json
 
-from .files import write_atomically
+from .files import path_problem, write_atomically
 from .frontends import FrontendError, RippleProgram, parse_definitions
 from .frontends.lang import defines_kernels, load_kernel
 from .frontends.program_file import _bind, _located, _module, _shown_value
@@ -148,6 +148,5 @@ def compile_file(source, output, *, definitions=(), mode=None, kernel=None) -> t
     try:
         write_atomically(output, text)
     except OSError as error:
-        where = f" ({error.filename})" if error.filename and str(error.filename) != str(output) else ""
-        raise FrontendError(f"cannot write {output}: {error.strerror or error}{where}") from None
+        raise FrontendError(f"cannot write {output}: {path_problem(error)}") from None
     return compiled, output
