@@ -79,6 +79,10 @@ def test_generated_width_matches_the_parameter(tmp_path):
     (["generate", "fork", "-p", "n=1"], "fork: n=1 is not allowed"),
     (["generate", "join", "-p", "width=0"], "join: width=0 is not allowed"),
     (["generate", "fork", "-p", "depth=2"], "fork: unknown parameter 'depth'"),
+    (["generate", "token_queue", "--top", "my queue"],
+     "--top 'my queue' is not a Verilog identifier; use letters, digits, _ and $, starting with a letter"),
+    (["generate", "token_queue", "--top", "2q"], "--top '2q' is not a Verilog identifier"),
+    (["generate", "fabric", "--top", "sub/fabric"], "--top 'sub/fabric' is not a Verilog identifier"),
 ])
 def test_bad_input_writes_nothing(tmp_path, capsys, argv, message):
     out = tmp_path / "out.v"
