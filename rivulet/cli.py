@@ -292,6 +292,9 @@ def _generate_fabric(arguments) -> int:
     from .generate import generate_fabric
     if arguments.param:
         raise ParameterError("fabric takes its parameters from --fabric FILE.toml, not --param")
+    if arguments.metadata:
+        raise ParameterError("--metadata applies to one component; `generate fabric` writes its ports, "
+                             "tiles, registers and ISA to DIR/rivulet_fabric.json itself")
     written = generate_fabric(arguments.fabric or DEFAULT_FABRIC, arguments.output,
                               top=arguments.top, keep_src=arguments.keep_src)
     for path in written:

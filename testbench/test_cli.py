@@ -83,6 +83,8 @@ def test_generated_width_matches_the_parameter(tmp_path):
      "--top 'my queue' is not a Verilog identifier; use letters, digits, _ and $, starting with a letter"),
     (["generate", "token_queue", "--top", "2q"], "--top '2q' is not a Verilog identifier"),
     (["generate", "fabric", "--top", "sub/fabric"], "--top 'sub/fabric' is not a Verilog identifier"),
+    (["generate", "fabric", "--metadata", "fabric.json"],
+     "--metadata applies to one component; `generate fabric` writes its ports, tiles, registers and ISA"),
 ])
 def test_bad_input_writes_nothing(tmp_path, capsys, argv, message):
     out = tmp_path / "out.v"
