@@ -153,7 +153,27 @@ def _bind(path: Path, function, parameters: dict) -> tuple[bool, dict]:
     if missing:
         raise FrontendError(f"{path}: program() needs {', '.join(missing)}; give "
                             + " ".join(f"-D {name}=VALUE" for name in missing))
+    for name, value in parameters.items():
+        if name in named:
+            _check_against_default(path, named[name], value)
     return "fabric" in named or open_ended, dict(parameters)
+
+
+def _check_against_default(path: Path, parameter: inspect.Parameter, value):
+    """Refuse a ``-D`` value that cannot be what the parameter's default is: text for a number, a
+    fraction for a count (else it fails deep inside program(), or, for a flag, ``false`` is true)."""
+    default = parameter.default
+    if isinstance(default, bool):
+        wanted, fits, example = "a flag", isinstance(value, int) and value in (0, 1), "1 or 0"
+    elif isinstance(default, int):
+        wanted, fits, example = "an integer", isinstance(value, int), default
+    elif isinstance(default, float):
+        wanted, fits, example = "a number", isinstance(value, int | float), default
+    else:
+        return
+    if not fits:
+        raise FrontendError(f"{path}: -D {parameter.name}={value}: program()'s {parameter.name} is {wanted} "
+                            f"(its default is {default!r}); give e.g. -D {parameter.name}={example}")
 
 
 def _shown(parameter: inspect.Parameter) -> str:
