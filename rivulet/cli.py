@@ -319,6 +319,14 @@ def _run(arguments) -> int:
                              f"choose one of: {', '.join(PROFILES)}")
     if arguments.sim == "board" and not arguments.port:
         raise ParameterError("--sim board needs --port, the board's serial port (e.g. /dev/ttyUSB1)")
+    if arguments.port and arguments.sim != "board":     # else a run on the model could pass for the board's
+        raise ParameterError(f"--port names a board's serial port, and --sim {arguments.sim} runs no board: "
+                             f"add --sim board")
+    rtl_options = [flag for flag, given in (("--waves", arguments.waves), ("--tier", arguments.tier),
+                                            ("--keep", arguments.keep)) if given]
+    if rtl_options and arguments.sim not in ("rtl", "both"):
+        raise ParameterError(f"{rtl_options[0]} applies to the RTL run, and --sim {arguments.sim} makes "
+                             f"none: add --sim rtl or --sim both")
     say = _on_stderr if arguments.json else print       # stdout is the JSON's alone
     if arguments.report is not None:
         require_extra("matplotlib", "plot", "rivulet run --report")

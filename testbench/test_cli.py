@@ -107,6 +107,13 @@ def test_run_mlp_on_the_golden_model(capsys):
     (["run", "examples/mlp.py", "--fabric", "no/such.toml"],
      "fabric description no/such.toml does not exist"),
     (["run", "examples/mlp.py", "--sim", "board"], "--sim board needs --port"),
+    (["run", "examples/mlp.py", "--port", "/dev/ttyUSB1"],
+     "--port names a board's serial port, and --sim model runs no board: add --sim board"),
+    (["run", "examples/mlp.py", "--waves"],
+     "--waves applies to the RTL run, and --sim model makes none: add --sim rtl or --sim both"),
+    (["run", "examples/mlp.py", "--tier", "cocotb"], "--tier applies to the RTL run"),
+    (["run", "examples/mlp.py", "--sim", "board", "--port", "/dev/ttyUSB1", "--keep"],
+     "--keep applies to the RTL run, and --sim board makes none"),
     (["build", "--board", "icebreaker", "--fabric", "no/such.toml"],
      "fabric description no/such.toml does not exist"),
 ])
