@@ -22,8 +22,8 @@ from .graph import Graph, GraphError, Input
 from .interp import check_inputs, run
 from .ops import BINARY, STREAM_COMPARES
 
-__all__ = ["RiptideFormatError", "read_json", "load_graph", "parse_graph", "load_vectors", "run_case",
-           "CaseResult", "SUITE_OPS", "RIPPLE_OPS", "TUPLE_FIELDS", "CASE_FIELDS"]
+__all__ = ["RiptideFormatError", "read_json", "load_graph", "parse_graph", "load_vectors", "case_problem",
+           "run_case", "CaseResult", "SUITE_OPS", "RIPPLE_OPS", "TUPLE_FIELDS", "CASE_FIELDS"]
 
 # The operators of the peer suite's format, and Rivulet's additions to it.
 SUITE_OPS = frozenset(BINARY) | {"ID", "SELECT", "STEER", "MERGE", "ORDER", "CARRY", "INVARIANT", "STREAM",
@@ -191,6 +191,25 @@ def load_graph(path) -> Graph:
     return parse_graph(read_json(path), str(path))
 
 
+def case_problem(case) -> str | None:
+    """Why ``case`` is not a case of the vectors format, or None: an object of :data:`CASE_FIELDS`
+    whose args, mem and expect are objects, expect's values lists of integers. Whether the names
+    and words fit a graph is :func:`ripple_core.interp.check_inputs`'s question."""
+    if not isinstance(case, dict):
+        return f"is {case!r}, not an object"
+    unknown = sorted(set(case) - set(CASE_FIELDS))
+    if unknown:
+        return f"unknown field(s) {unknown}; a case has {', '.join(CASE_FIELDS)}"
+    for name in ("args", "mem", "expect"):
+        if not isinstance(case.get(name, {}), dict):
+            return f"field {name!r} is not an object"
+    for name, words in case.get("expect", {}).items():
+        if not isinstance(words, list) or not all(_is_int(word) for word in words):
+            return (f"expect[{name!r}] is {words!r}; give the array's final contents or the SINK's tokens "
+                    f"as a list of integers")
+    return None
+
+
 def load_vectors(path, graph: Graph | None = None) -> list[dict]:
     """The cases of a ``*.vectors.json`` file, checked for the fields a run needs: at least one
     case, and with ``graph`` each case's arguments and memory against its parameters
@@ -201,18 +220,9 @@ def load_vectors(path, graph: Graph | None = None) -> list[dict]:
     if not isinstance(cases, list):
         _fail(str(path), "expected a JSON array of cases")
     for k, case in enumerate(cases):
-        if not isinstance(case, dict):
-            _fail(f"{path}: case {k}", "is not an object")
-        unknown = sorted(set(case) - set(CASE_FIELDS))
-        if unknown:
-            _fail(f"{path}: case {k}", f"unknown field(s) {unknown}; a case has {', '.join(CASE_FIELDS)}")
-        for name in ("args", "mem", "expect"):
-            if not isinstance(case.get(name, {}), dict):
-                _fail(f"{path}: case {k}", f"field {name!r} is not an object")
-        for name, words in case.get("expect", {}).items():
-            if not isinstance(words, list) or not all(_is_int(word) for word in words):
-                _fail(f"{path}: case {k}", f"expect[{name!r}] is {words!r}; give the array's final contents "
-                                           f"or the SINK's tokens as a list of integers")
+        problem = case_problem(case)
+        if problem:
+            _fail(f"{path}: case {k}", problem)
         if graph is not None:
             try:
                 check_inputs(graph, case.get("args", {}), case.get("mem", {}))
