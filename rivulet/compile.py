@@ -28,7 +28,7 @@ from ripple_core.riptide import parse_graph, read_json
 from .files import path_problem, write_atomically
 from .frontends import FrontendError, RippleProgram, parse_definitions
 from .frontends.lang import defines_kernels, load_kernel
-from .frontends.program_file import _bind, _located, _module, _shown_value
+from .frontends.program_file import USER_CODE_ERRORS, _bind, _located, _module, _shown_value
 from .frontends.riptide import RIPPLE_FABRIC
 
 __all__ = ["Compiled", "CompileOptions", "SOURCE_KINDS", "KERNEL_OPTIONS", "compile_source", "compile_file",
@@ -98,7 +98,7 @@ def from_program_file(path: Path, options: CompileOptions) -> Compiled | None:
         parameters = {"fabric": load_fabric(RIPPLE_FABRIC), **parameters}
     try:
         made = function(**parameters)
-    except Exception as error:
+    except USER_CODE_ERRORS as error:
         raise FrontendError(_located(path, error, "in program()")) from error
     if not isinstance(made, RippleProgram):
         raise FrontendError(f"{path}:{function.__code__.co_firstlineno}: program() returned "

@@ -37,7 +37,7 @@ from rivulet.errors import RunMismatch
 from rsn.fabric_spec import DEFAULT_FABRIC
 from rsn.words import words_problem
 
-from .program_file import _bind, _located, _module
+from .program_file import USER_CODE_ERRORS, _bind, _located, _module
 from .protocol import FrontendError, Options, Workload
 from .ripple import ripple_case
 
@@ -210,7 +210,7 @@ def kernel_cases(loaded: LoadedKernel, parameters: dict | None = None,
             raise FrontendError(str(error).replace("program()", "cases()")) from None
         try:
             raw = function(**given)
-        except Exception as error:
+        except USER_CODE_ERRORS as error:
             raise FrontendError(_located(path, error, "in cases()")) from error
         if isinstance(raw, dict):
             raw = [raw]
@@ -231,7 +231,7 @@ def kernel_cases(loaded: LoadedKernel, parameters: dict | None = None,
             raise FrontendError(f"{where}: case {k}: {error}") from None
         try:
             reference = _reference(loaded, case)
-        except Exception as error:
+        except USER_CODE_ERRORS as error:
             raise FrontendError(_located(path, error, f"case {k} on CPython")) from error
         if "expect" in case:
             problems = _disagreement(case["expect"], reference, unordered)
