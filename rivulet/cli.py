@@ -399,9 +399,15 @@ def _sweep(arguments) -> int:
 
 def _build(arguments) -> int:
     from board.flow import FlowError, build_bitstream
+    from board.top import clocks_per_bit
     from rsn.fabric_spec import load_fabric
 
     board = board_named(arguments.board)
+    try:        # before the flow clears the last build's files and elaborates the fabric
+        clocks_per_bit(board.clock_hz, arguments.baud)
+    except ValueError as error:
+        raise ParameterError(f"--baud {arguments.baud} on {board.name} ({board.clock_hz} Hz clock): "
+                             f"{error}") from None
     fabric_path = arguments.fabric or DEFAULT_FABRIC.parent / board.default_fabric
     spec = load_fabric(fabric_path)
     try:

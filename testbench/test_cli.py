@@ -116,6 +116,10 @@ def test_run_mlp_on_the_golden_model(capsys):
      "--keep applies to the RTL run, and --sim board makes none"),
     (["build", "--board", "icebreaker", "--fabric", "no/such.toml"],
      "fabric description no/such.toml does not exist"),
+    (["build", "--board", "icebreaker", "--baud", "0"],
+     "--baud 0 on icebreaker (12000000 Hz clock): baud=0 must be a positive integer"),
+    (["build", "--board", "icebreaker", "--baud", "5000000"],
+     "give 2.40 clocks per bit; the UART needs at least 4: lower the baud rate"),
 ])
 def test_run_refuses_bad_input(capsys, argv, message):
     assert main(argv) == 2
