@@ -224,6 +224,12 @@ def parse_fabric(data: dict, source: str = "fabric") -> FabricSpec:
         names.add(name)
         sides.add((tile, side))
         ports.append(HostPort(name, tile, side, direction))
+    grid_only = FabricSpec(rows, cols, tuple(grid))
+    for tile, side in sorted(failed_links):
+        if grid_only.neighbour(tile, side) is None and (tile, side) not in sides:
+            raise FabricError(f"{source}: failed link {[*tile, side]} leaves the grid, and no host port "
+                              f"sits on side {side} of tile {list(tile)}; a failed link joins two tiles, or "
+                              f"a tile and its host port: check the side")
     spec = FabricSpec(
         rows=rows, cols=cols, tiles=tuple(grid), host_ports=tuple(ports),
         data_width=_int(source, data, "data_width", 32, 8, 64),
