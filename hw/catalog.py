@@ -163,7 +163,11 @@ def parse_parameters(name: str, assignments: list[str], catalog: dict | None = N
         key, separator, text = assignment.partition("=")
         if not separator or not key:
             raise ParameterError(f"{name}: parameter {assignment!r} is not of the form NAME=VALUE")
-        values[key] = generator.parameter(key).parse(name, text)
+        value = generator.parameter(key).parse(name, text)
+        if key in values:       # the last one winning would hide a slip in a long command line
+            raise ParameterError(f"{name}: {key} is given twice ({values[key]!r} and {value!r}); "
+                                 f"give it once")
+        values[key] = value
     return values
 
 

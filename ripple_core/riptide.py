@@ -14,6 +14,7 @@ writes the format.
 """
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,8 +22,8 @@ from .graph import Graph, GraphError, Input
 from .interp import check_inputs, run
 from .ops import BINARY, STREAM_COMPARES
 
-__all__ = ["RiptideFormatError", "load_graph", "parse_graph", "load_vectors", "run_case", "CaseResult",
-           "SUITE_OPS", "RIPPLE_OPS", "TUPLE_FIELDS"]
+__all__ = ["RiptideFormatError", "read_json", "load_graph", "parse_graph", "load_vectors", "case_problem",
+           "run_case", "CaseResult", "SUITE_OPS", "RIPPLE_OPS", "TUPLE_FIELDS", "CASE_FIELDS"]
 
 # The operators of the peer suite's format, and Rivulet's additions to it.
 SUITE_OPS = frozenset(BINARY) | {"ID", "SELECT", "STEER", "MERGE", "ORDER", "CARRY", "INVARIANT", "STREAM",
@@ -30,6 +31,10 @@ SUITE_OPS = frozenset(BINARY) | {"ID", "SELECT", "STEER", "MERGE", "ORDER", "CAR
 RIPPLE_OPS = frozenset({"QUEUE", "ARB", "TASK", "ACQUIRE", "RELEASE", "SINK"})
 # The vertex fields of the tuple operators, each read into the attribute of the same name.
 TUPLE_FIELDS = {"QUEUE": ("width",), "ARB": ("width", "sources"), "TASK": ("width", "ind")}
+# The fields of a vectors file's case; any other is a misspelling (an "expcet" would check nothing).
+CASE_FIELDS = ("args", "mem", "expect", "origin", "reference_steps")
+# An argument's type: an integer of at most 32 bits (the dataflow word), or a pointer to such words.
+_ARGUMENT_TYPE = re.compile(r"i([1-9][0-9]*)\*?")
 
 
 class RiptideFormatError(GraphError):
@@ -91,10 +96,20 @@ def parse_graph(document, origin: str = "<graph>") -> Graph:
         _fail(origin, "expected an object with 'function' and 'vertices'")
     function = document["function"]
     graph = Graph(name=str(function.get("name", Path(origin).name)))
-    for k, argument in enumerate(function.get("args", [])):
+    arguments = function.get("args", [])
+    if not isinstance(arguments, list):
+        _fail(f"{origin}: function.args", f"is {arguments!r}, not a list of {{\"name\": ..., \"type\": ...}}")
+    for k, argument in enumerate(arguments):
         if not isinstance(argument, dict) or not isinstance(argument.get("name"), str) \
                 or not isinstance(argument.get("type"), str):
             _fail(f"{origin}: function.args[{k}]", "needs string fields 'name' and 'type'")
+        if argument["name"] in graph.scalars or argument["name"] in graph.arrays:
+            _fail(f"{origin}: function.args[{k}]", f"argument name {argument['name']!r} is used twice")
+        bits = _ARGUMENT_TYPE.fullmatch(argument["type"])
+        if not bits or int(bits[1]) > 32:
+            _fail(f"{origin}: function.args[{k}] ({argument['name']})",
+                  f"type {argument['type']!r} is not an integer of at most 32 bits (i32, or i32* for an "
+                  f"array); the dataflow word is 32 bits, so a wider or floating-point value would not fit")
         size = argument.get("size")
         if argument["type"].endswith("*"):
             if size is not None and (not _is_int(size) or size < 0):
@@ -158,15 +173,41 @@ def _vertex(graph: Graph, vertex: dict, origin: str, ids: dict):
         _fail(where, str(error))
 
 
-def load_graph(path) -> Graph:
-    path = Path(path)
+def read_json(path):
+    """The parsed JSON of ``path``; a file that cannot be read, is not text or not JSON is refused
+    as :class:`RiptideFormatError` naming it."""
     try:
-        document = json.loads(path.read_text())
+        return json.loads(Path(path).read_text())
     except OSError as error:
         raise RiptideFormatError(f"{path}: cannot read: {error.strerror}") from None
+    except UnicodeDecodeError as error:
+        raise RiptideFormatError(f"{path}: not a text file (byte {error.start} is not UTF-8); "
+                                 f"give a JSON file") from None
     except json.JSONDecodeError as error:
         raise RiptideFormatError(f"{path}: not JSON: {error}") from None
-    return parse_graph(document, str(path))
+
+
+def load_graph(path) -> Graph:
+    return parse_graph(read_json(path), str(path))
+
+
+def case_problem(case) -> str | None:
+    """Why ``case`` is not a case of the vectors format, or None: an object of :data:`CASE_FIELDS`
+    whose args, mem and expect are objects, expect's values lists of integers. Whether the names
+    and words fit a graph is :func:`ripple_core.interp.check_inputs`'s question."""
+    if not isinstance(case, dict):
+        return f"is {case!r}, not an object"
+    unknown = sorted(set(case) - set(CASE_FIELDS))
+    if unknown:
+        return f"unknown field(s) {unknown}; a case has {', '.join(CASE_FIELDS)}"
+    for name in ("args", "mem", "expect"):
+        if not isinstance(case.get(name, {}), dict):
+            return f"field {name!r} is not an object"
+    for name, words in case.get("expect", {}).items():
+        if not isinstance(words, list) or not all(_is_int(word) for word in words):
+            return (f"expect[{name!r}] is {words!r}; give the array's final contents or the SINK's tokens "
+                    f"as a list of integers")
+    return None
 
 
 def load_vectors(path, graph: Graph | None = None) -> list[dict]:
@@ -175,20 +216,13 @@ def load_vectors(path, graph: Graph | None = None) -> list[dict]:
     (:func:`ripple_core.interp.check_inputs`: none missing, none extra, every value a 32-bit word).
     Without ``graph`` those are checked when each case runs."""
     path = Path(path)
-    try:
-        cases = json.loads(path.read_text())
-    except OSError as error:
-        raise RiptideFormatError(f"{path}: cannot read: {error.strerror}") from None
-    except json.JSONDecodeError as error:
-        raise RiptideFormatError(f"{path}: not JSON: {error}") from None
+    cases = read_json(path)
     if not isinstance(cases, list):
         _fail(str(path), "expected a JSON array of cases")
     for k, case in enumerate(cases):
-        if not isinstance(case, dict):
-            _fail(f"{path}: case {k}", "is not an object")
-        for name in ("args", "mem", "expect"):
-            if not isinstance(case.get(name, {}), dict):
-                _fail(f"{path}: case {k}", f"field {name!r} is not an object")
+        problem = case_problem(case)
+        if problem:
+            _fail(f"{path}: case {k}", problem)
         if graph is not None:
             try:
                 check_inputs(graph, case.get("args", {}), case.get("mem", {}))
@@ -211,15 +245,23 @@ class CaseResult:
 
 
 def run_case(graph: Graph, case: dict, *, variant: str | None = None, **options) -> CaseResult:
-    """Run one case: memory must equal ``expect`` and no non-hold slot may keep a token."""
+    """Run one case: each array and SINK that ``expect`` names must hold what it says, and no
+    non-hold slot may keep a token. A name that is neither is a GraphError."""
+    expect = case.get("expect", {})
+    sinks = {node.name for node in graph.nodes.values() if node.op == "SINK"}
+    unknown = sorted(set(expect) - set(graph.arrays) - sinks)
+    if unknown:
+        raise GraphError(f"the case's expect names {unknown}, which are neither arrays nor SINK nodes of "
+                         f"{graph.name} (arrays: {', '.join(graph.arrays) or 'none'}; SINKs: "
+                         f"{', '.join(sorted(sinks)) or 'none'})")
     result = run(graph, case.get("args", {}), case.get("mem", {}), **options)
     problems = []
-    for name, expected in case.get("expect", {}).items():
-        got = result.arrays.get(name)
+    for name, expected in expect.items():
+        what, got = ("SINK", result.outputs[name]) if name in sinks else ("array", result.arrays.get(name))
         if got != expected:
             first = next((i for i, (a, b) in enumerate(zip(got or [], expected, strict=False)) if a != b),
                          min(len(got or []), len(expected)))
-            problems.append(f"array {name} differs at word {first}: got {(got or [])[first:first + 4]}, "
+            problems.append(f"{what} {name} differs at word {first}: got {(got or [])[first:first + 4]}, "
                             f"expected {expected[first:first + 4]}")
     if result.leftovers:
         problems.append("tokens left over: " + ", ".join(result.leftovers[:4]))

@@ -41,6 +41,7 @@ from .exits import (
     signals_unwind,
 )
 from .extras import ExtraMissing, require_extra
+from .files import path_problem
 from .frontends import FrontendError
 from .generate import generate
 from .report import RunRecord
@@ -291,6 +292,9 @@ def _generate_fabric(arguments) -> int:
     from .generate import generate_fabric
     if arguments.param:
         raise ParameterError("fabric takes its parameters from --fabric FILE.toml, not --param")
+    if arguments.metadata:
+        raise ParameterError("--metadata applies to one component; `generate fabric` writes its ports, "
+                             "tiles, registers and ISA to DIR/rivulet_fabric.json itself")
     written = generate_fabric(arguments.fabric or DEFAULT_FABRIC, arguments.output,
                               top=arguments.top, keep_src=arguments.keep_src)
     for path in written:
@@ -315,6 +319,14 @@ def _run(arguments) -> int:
                              f"choose one of: {', '.join(PROFILES)}")
     if arguments.sim == "board" and not arguments.port:
         raise ParameterError("--sim board needs --port, the board's serial port (e.g. /dev/ttyUSB1)")
+    if arguments.port and arguments.sim != "board":     # else a run on the model could pass for the board's
+        raise ParameterError(f"--port names a board's serial port, and --sim {arguments.sim} runs no board: "
+                             f"add --sim board")
+    rtl_options = [flag for flag, given in (("--waves", arguments.waves), ("--tier", arguments.tier),
+                                            ("--keep", arguments.keep)) if given]
+    if rtl_options and arguments.sim not in ("rtl", "both"):
+        raise ParameterError(f"{rtl_options[0]} applies to the RTL run, and --sim {arguments.sim} makes "
+                             f"none: add --sim rtl or --sim both")
     say = _on_stderr if arguments.json else print       # stdout is the JSON's alone
     if arguments.report is not None:
         require_extra("matplotlib", "plot", "rivulet run --report")
@@ -387,9 +399,15 @@ def _sweep(arguments) -> int:
 
 def _build(arguments) -> int:
     from board.flow import FlowError, build_bitstream
+    from board.top import clocks_per_bit
     from rsn.fabric_spec import load_fabric
 
     board = board_named(arguments.board)
+    try:        # before the flow clears the last build's files and elaborates the fabric
+        clocks_per_bit(board.clock_hz, arguments.baud)
+    except ValueError as error:
+        raise ParameterError(f"--baud {arguments.baud} on {board.name} ({board.clock_hz} Hz clock): "
+                             f"{error}") from None
     fabric_path = arguments.fabric or DEFAULT_FABRIC.parent / board.default_fabric
     spec = load_fabric(fabric_path)
     try:
@@ -448,7 +466,7 @@ def _outcome(arguments) -> tuple[int, str | None]:
     except _failed_runs() as error:
         return _said(f"{getattr(error, 'label', '')}{error}", DIFFERED, debug)
     except OSError as error:        # a path that cannot be written or read: the user's to fix
-        return _said(f"error: {error}", BAD_INPUT, debug)
+        return _said(f"error: {path_problem(error)}", BAD_INPUT, debug)
     except KeyboardInterrupt:
         return _said("interrupted", INTERRUPTED)
     except Terminated:

@@ -17,19 +17,18 @@ raises :class:`FrontendError` when the file is of its kind but wrong. The kinds,
 """
 
 import inspect
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ripple_core.export import dumps, graph_to_riptide
 from ripple_core.graph import Graph, GraphError
-from ripple_core.riptide import parse_graph
+from ripple_core.riptide import parse_graph, read_json
 
-from .files import write_atomically
+from .files import path_problem, write_atomically
 from .frontends import FrontendError, RippleProgram, parse_definitions
 from .frontends.lang import defines_kernels, load_kernel
-from .frontends.program_file import _bind, _located, _module, _shown_value
+from .frontends.program_file import USER_CODE_ERRORS, _bind, _located, _module, _shown_value
 from .frontends.riptide import RIPPLE_FABRIC
 
 __all__ = ["Compiled", "CompileOptions", "SOURCE_KINDS", "KERNEL_OPTIONS", "compile_source", "compile_file",
@@ -62,12 +61,7 @@ def from_riptide(path: Path, options: CompileOptions) -> Compiled | None:
     if path.suffix != ".json":
         return None
     try:
-        document = json.loads(path.read_text())
-    except OSError as error:
-        raise FrontendError(f"{path}: cannot read: {error.strerror}") from None
-    except json.JSONDecodeError as error:
-        raise FrontendError(f"{path}: not JSON: {error}") from None
-    try:
+        document = read_json(path)
         graph = parse_graph(document, str(path))
     except GraphError as error:
         raise FrontendError(str(error)) from None
@@ -104,7 +98,7 @@ def from_program_file(path: Path, options: CompileOptions) -> Compiled | None:
         parameters = {"fabric": load_fabric(RIPPLE_FABRIC), **parameters}
     try:
         made = function(**parameters)
-    except Exception as error:
+    except USER_CODE_ERRORS as error:
         raise FrontendError(_located(path, error, "in program()")) from error
     if not isinstance(made, RippleProgram):
         raise FrontendError(f"{path}:{function.__code__.co_firstlineno}: program() returned "
@@ -154,6 +148,5 @@ def compile_file(source, output, *, definitions=(), mode=None, kernel=None) -> t
     try:
         write_atomically(output, text)
     except OSError as error:
-        where = f" ({error.filename})" if error.filename and str(error.filename) != str(output) else ""
-        raise FrontendError(f"cannot write {output}: {error.strerror or error}{where}") from None
+        raise FrontendError(f"cannot write {output}: {path_problem(error)}") from None
     return compiled, output

@@ -9,7 +9,7 @@ import os
 import tempfile
 from pathlib import Path
 
-__all__ = ["write_atomically", "normal_mode"]
+__all__ = ["write_atomically", "normal_mode", "path_problem"]
 
 
 def normal_mode() -> int:
@@ -23,7 +23,10 @@ def write_atomically(path: Path, text: str):
     """Write ``text`` to ``path`` via a temporary file beside it, with :func:`normal_mode`."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    except OSError as error:        # name the file asked for, not the temporary one
+        raise type(error)(error.errno, error.strerror, str(path)) from None
     try:
         with os.fdopen(descriptor, "w") as file:
             file.write(text)
@@ -32,3 +35,18 @@ def write_atomically(path: Path, text: str):
     except BaseException:
         os.unlink(temporary)
         raise
+
+
+def path_problem(error: OSError) -> str:
+    """What ``error`` says about a path, in the user's terms: the path they named (``os.replace``
+    names the temporary file first and the target second) and what to do about it."""
+    path = error.filename2 or error.filename
+    if path is None:
+        return str(error)
+    if isinstance(error, FileExistsError) and not Path(path).is_dir():
+        return f"{path} is a file, and a directory is needed there; remove it or choose another path"
+    if isinstance(error, IsADirectoryError):
+        return f"{path} is a directory; name a file"
+    if isinstance(error, NotADirectoryError):
+        return f"{path}: a part of this path is a file, not a directory; choose another path"
+    return f"{path}: {error.strerror or error}"

@@ -4,17 +4,23 @@ Used by ``rivulet generate`` and by the demo, so both produce exactly the same f
 """
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from amaranth.back import verilog
 
 from hw.catalog import build
+from hw.params import ParameterError
 from rsn.fu_kinds import component_catalog
 
 from .files import write_atomically
 
 __all__ = ["Generated", "generate", "write_atomically"]
+
+# A plain Verilog identifier: any other name has to be escaped in Verilog (one with a space breaks
+# the writer), and the module name is also the file name of `generate fabric`.
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
 
 
 @dataclass(frozen=True)
@@ -32,8 +38,8 @@ def generate(name: str, values: dict, output: Path, *, top: str | None = None,
     such as ``fork`` and ``join`` clear of Verilog keywords. ``keep_src`` keeps the
     ``(* src *)`` attributes, which map cells back to Python lines but embed file paths.
     """
+    module = _module_name(top, f"rivulet_{name}")
     component = build(name, component_catalog(), **values)
-    module = top or f"rivulet_{name}"
     text = verilog.convert(component, name=module, emit_src=keep_src,
                            strip_internal_attrs=not keep_src)
     write_atomically(Path(output), text)
@@ -50,12 +56,22 @@ def generate_fabric(description, directory, *, top: str | None = None,
     from rsn.fabric_spec import load_fabric
     from rsn.unit_instances import convert_sharing_units
 
+    module = _module_name(top, "rivulet_fabric")
     spec = load_fabric(description)
     fabric = Fabric(spec)
-    module = top or "rivulet_fabric"
     text = convert_sharing_units(fabric, name=module, emit_src=keep_src, strip_internal_attrs=not keep_src)
     directory = Path(directory)
     verilog_path, json_path = directory / f"{module}.v", directory / f"{module}.json"
     write_atomically(verilog_path, text)
     write_atomically(json_path, json.dumps(describe(spec, fabric.metadata.as_json()), indent=2) + "\n")
     return [verilog_path, json_path]
+
+
+def _module_name(top: str | None, default: str) -> str:
+    """``top``, checked to be a plain Verilog identifier, or ``default`` when it is not given."""
+    if top is None:
+        return default
+    if not _IDENTIFIER.fullmatch(top):
+        raise ParameterError(f"--top {top!r} is not a Verilog identifier; use letters, digits, _ and $, "
+                             f"starting with a letter or _ (e.g. --top my_{default})")
+    return top

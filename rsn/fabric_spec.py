@@ -124,6 +124,8 @@ class FabricSpec:
 
 def _int(source, data, name, default, low, high):
     value = data.get(name, default)
+    if value is None:
+        raise FabricError(f"{source}: {name} is missing; give an integer {low}..{high}, e.g. {name} = {low}")
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
         raise FabricError(f"{source}: {name}={value!r} is not allowed; use an integer {low}..{high}")
     return value
@@ -149,6 +151,15 @@ def _tile(source, what, value, rows, cols):
     return row, col
 
 
+def _list(source, data, name, how) -> list:
+    """Field ``name``, an array (empty when absent): anything else is refused, saying ``how`` to
+    write it, before it is walked."""
+    value = data.get(name, [])
+    if not isinstance(value, list):
+        raise FabricError(f"{source}: {name} = {value!r} is not an array; {how}")
+    return value
+
+
 def parse_fabric(data: dict, source: str = "fabric") -> FabricSpec:
     """Check a decoded description and build its :class:`FabricSpec`."""
     _refuse_flat_kind_fields(source, data)
@@ -164,7 +175,10 @@ def parse_fabric(data: dict, source: str = "fabric") -> FabricSpec:
         raise FabricError(f"{source}: tiles must list {rows} rows (one string per row)")
     grid = []
     for row, line in enumerate(tiles):
-        kinds = tuple(str(line).split())
+        if not isinstance(line, str):
+            raise FabricError(f"{source}: tiles row {row} is {line!r}; write each row as one string of kinds "
+                              f"separated by spaces, e.g. \"mem mac alu\"")
+        kinds = tuple(line.split())
         if len(kinds) != cols:
             raise FabricError(f"{source}: tiles row {row} {line!r} has {len(kinds)} kinds, not {cols}")
         for col, kind in enumerate(kinds):
@@ -172,15 +186,24 @@ def parse_fabric(data: dict, source: str = "fabric") -> FabricSpec:
                 raise FabricError(f"{source}: tile [{row}, {col}] has unknown kind {kind!r}; "
                                   f"kinds are {', '.join(kind_names())}")
         grid.append(kinds)
-    failed_tiles = frozenset(_tile(source, "failed tile", value, rows, cols)
-                             for value in data.get("failed_tiles", []))
+    failed_tiles = frozenset(_tile(source, "failed tile", value, rows, cols) for value in
+                             _list(source, data, "failed_tiles", "write e.g. failed_tiles = [[1, 1]]"))
     failed_links = set()
-    for value in data.get("failed_links", []):
+    for value in _list(source, data, "failed_links", 'write e.g. failed_links = [[0, 0, "E"]]'):
         if not isinstance(value, list) or len(value) != 3 or value[2] not in DIRECTIONS:
             raise FabricError(f"{source}: failed link {value!r} is not [row, col, side]")
         failed_links.add((_tile(source, "failed link", value[:2], rows, cols), value[2]))
     ports, names, sides = [], set(), set()
-    for entry in data.get("host_ports", []):
+    host_ports = _list(source, data, "host_ports",
+                       "write each host port as a [[host_ports]] table (double brackets)")
+    for position, entry in enumerate(host_ports):
+        if not isinstance(entry, dict):
+            raise FabricError(f"{source}: host_ports[{position}] is {entry!r}; each host port is a "
+                              f"[[host_ports]] table with name, tile, side and direction")
+        unknown = sorted(set(entry) - _HOST_PORT_FIELDS)
+        if unknown:
+            raise FabricError(f"{source}: host_ports[{position}] has unknown field(s) {unknown}; a host port "
+                              f"takes {', '.join(sorted(_HOST_PORT_FIELDS))}")
         name = entry.get("name")
         if not isinstance(name, str) or not name.isidentifier():
             raise FabricError(f"{source}: host port name {name!r} must be an identifier")
@@ -201,6 +224,12 @@ def parse_fabric(data: dict, source: str = "fabric") -> FabricSpec:
         names.add(name)
         sides.add((tile, side))
         ports.append(HostPort(name, tile, side, direction))
+    grid_only = FabricSpec(rows, cols, tuple(grid))
+    for tile, side in sorted(failed_links):
+        if grid_only.neighbour(tile, side) is None and (tile, side) not in sides:
+            raise FabricError(f"{source}: failed link {[*tile, side]} leaves the grid, and no host port "
+                              f"sits on side {side} of tile {list(tile)}; a failed link joins two tiles, or "
+                              f"a tile and its host port: check the side")
     spec = FabricSpec(
         rows=rows, cols=cols, tiles=tuple(grid), host_ports=tuple(ports),
         data_width=_int(source, data, "data_width", 32, 8, 64),
@@ -215,6 +244,7 @@ def parse_fabric(data: dict, source: str = "fabric") -> FabricSpec:
 
 _FIELDS = {"rows", "cols", "tiles", "host_ports", "data_width", "queue_depth", "uop_queue_depth",
            "queue_mode", "register_every", "failed_tiles", "failed_links", "memory"}
+_HOST_PORT_FIELDS = {"name", "tile", "side", "direction"}
 
 
 def _memory(source, table, spec: FabricSpec) -> MemorySpec | None:
@@ -315,6 +345,12 @@ def load_fabric(path) -> FabricSpec:
         data = tomllib.loads(path.read_text())
     except FileNotFoundError:
         raise FabricError(f"fabric description {path} does not exist") from None
+    except OSError as error:        # a directory, or a file we may not read
+        raise FabricError(f"fabric description {path} cannot be read ({error.strerror}); give a .toml "
+                          f"file") from None
+    except UnicodeDecodeError as error:
+        raise FabricError(f"{path}: not a text file (byte {error.start} is not UTF-8); a fabric description "
+                          f"is a TOML file") from None
     except tomllib.TOMLDecodeError as error:
         raise FabricError(f"{path}: not valid TOML: {error}") from None
     return parse_fabric(data, str(path))

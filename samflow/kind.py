@@ -35,7 +35,8 @@ from .rtl.pairs import PairedJoiner, pair_word, picked_half
 from .rtl.stream_check import StreamCheck
 from .tokens import TokenKind, decode, encode
 
-__all__ = ["SparseKindSpec", "SPARSE_KINDS", "SPARSE_SPECS", "ALU_OPS", "BankParameters", "kind_named",
+__all__ = ["SparseKindSpec", "SPARSE_KINDS", "SPARSE_SPECS", "ALU_OPS", "BankParameters", "MAX_BANK_DEPTH",
+           "kind_named",
            "SPACC_COLS"]
 
 ALU_OPS = {"add": 0, "sub": 1, "mul": 2}
@@ -75,6 +76,10 @@ class SparseKindSpec:
         return "pack" in self.fields
 
 
+# The deepest bank a sparse kind may have, in words.
+MAX_BANK_DEPTH = 2048
+
+
 @dataclass(frozen=True)
 class BankParameters(KindParameters):
     """The table of a kind with banks (``[sam_scan_c]``, ``[sam_array]``): words per bank."""
@@ -83,10 +88,10 @@ class BankParameters(KindParameters):
     def check(self):
         """Banks lie end to end in the 4,096-word storage window, and an address splits into a bank
         and a word, so the depth is a power of two from 16 to 2,048."""
-        if (isinstance(self.depth, bool) or not isinstance(self.depth, int) or not 16 <= self.depth <= 2048
-                or self.depth & (self.depth - 1)):
-            raise ValueError(f"depth={self.depth!r} is not allowed; use a power of two from 16 to 2048 "
-                             "(words per bank)")
+        if (isinstance(self.depth, bool) or not isinstance(self.depth, int)
+                or not 16 <= self.depth <= MAX_BANK_DEPTH or self.depth & (self.depth - 1)):
+            raise ValueError(f"depth={self.depth!r} is not allowed; use a power of two from 16 to "
+                             f"{MAX_BANK_DEPTH} (words per bank)")
 
 
 def _joined(primitive):

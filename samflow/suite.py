@@ -130,12 +130,22 @@ def _check_compressed_memory(case: Case):
                                  f"are not sorted within fiber {k}")
 
 
+def _object(where: str, container: dict, key: str) -> dict:
+    """``container[key]`` (empty when absent), refused unless it is a JSON object."""
+    value = container.get(key, {})
+    if not isinstance(value, dict):
+        raise SuiteError(f"{where}: '{key}' is {value!r}; it must be a JSON object")
+    return value
+
+
 def _case(path: Path, entry, number: int, vectors: VectorFile, checked: bool) -> Case:
     if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
         raise SuiteError(f"{path.name}: case {number} has no name; every case is an object with 'name'")
     missing = [key for key in ("params", "inputs", "outputs", "schedule_dependent") if key not in entry]
     if missing:
         raise SuiteError(f"{path.name}: case {entry['name']!r} lacks {', '.join(missing)}")
+    for key in ("params", "inputs", "outputs", "memory", "memory_out"):
+        _object(f"{path.name}: case {entry['name']!r}", entry, key)
     case = Case(entry["name"], {**vectors.defaults, **entry["params"]}, entry.get("memory", {}),
                 entry.get("setup", []), entry["inputs"], entry["outputs"], entry.get("memory_out", {}),
                 bool(entry["schedule_dependent"]), entry.get("schedule"), path.name)
@@ -185,9 +195,14 @@ def parse_vectors(content, path: Path, checked_primitives=()) -> VectorFile:
         name = content["cases"][0].get("name", "?") if content["cases"] else "(no cases)"
         raise SuiteError(f"{path.name}: unknown primitive {primitive!r} (first case {name!r}); SAM's are "
                          + ", ".join(sorted(SAM_PRIMITIVES)))
-    ports = content.get("ports", {})
+    ports = _object(path.name, content, "ports")
+    for side in ("inputs", "outputs"):
+        names = ports.get(side, [])
+        if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
+            raise SuiteError(f"{path.name}: ports.{side} is {names!r}; give the port names as a list of "
+                             f"strings")
     vectors = VectorFile(Path(path), primitive, list(ports.get("inputs", [])), list(ports.get("outputs", [])),
-                         dict(content.get("constructor_defaults", {})))
+                         _object(path.name, content, "constructor_defaults"))
     vectors.cases = [_case(Path(path), entry, number, vectors, primitive in checked_primitives)
                      for number, entry in enumerate(content["cases"])]
     return vectors

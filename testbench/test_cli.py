@@ -79,6 +79,12 @@ def test_generated_width_matches_the_parameter(tmp_path):
     (["generate", "fork", "-p", "n=1"], "fork: n=1 is not allowed"),
     (["generate", "join", "-p", "width=0"], "join: width=0 is not allowed"),
     (["generate", "fork", "-p", "depth=2"], "fork: unknown parameter 'depth'"),
+    (["generate", "token_queue", "--top", "my queue"],
+     "--top 'my queue' is not a Verilog identifier; use letters, digits, _ and $, starting with a letter"),
+    (["generate", "token_queue", "--top", "2q"], "--top '2q' is not a Verilog identifier"),
+    (["generate", "fabric", "--top", "sub/fabric"], "--top 'sub/fabric' is not a Verilog identifier"),
+    (["generate", "fabric", "--metadata", "fabric.json"],
+     "--metadata applies to one component; `generate fabric` writes its ports, tiles, registers and ISA"),
 ])
 def test_bad_input_writes_nothing(tmp_path, capsys, argv, message):
     out = tmp_path / "out.v"
@@ -101,8 +107,19 @@ def test_run_mlp_on_the_golden_model(capsys):
     (["run", "examples/mlp.py", "--fabric", "no/such.toml"],
      "fabric description no/such.toml does not exist"),
     (["run", "examples/mlp.py", "--sim", "board"], "--sim board needs --port"),
+    (["run", "examples/mlp.py", "--port", "/dev/ttyUSB1"],
+     "--port names a board's serial port, and --sim model runs no board: add --sim board"),
+    (["run", "examples/mlp.py", "--waves"],
+     "--waves applies to the RTL run, and --sim model makes none: add --sim rtl or --sim both"),
+    (["run", "examples/mlp.py", "--tier", "cocotb"], "--tier applies to the RTL run"),
+    (["run", "examples/mlp.py", "--sim", "board", "--port", "/dev/ttyUSB1", "--keep"],
+     "--keep applies to the RTL run, and --sim board makes none"),
     (["build", "--board", "icebreaker", "--fabric", "no/such.toml"],
      "fabric description no/such.toml does not exist"),
+    (["build", "--board", "icebreaker", "--baud", "0"],
+     "--baud 0 on icebreaker (12000000 Hz clock): baud=0 must be a positive integer"),
+    (["build", "--board", "icebreaker", "--baud", "5000000"],
+     "give 2.40 clocks per bit; the UART needs at least 4: lower the baud rate"),
 ])
 def test_run_refuses_bad_input(capsys, argv, message):
     assert main(argv) == 2

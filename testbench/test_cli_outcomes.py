@@ -61,11 +61,22 @@ def test_bad_input_is_2_and_a_difference_is_1(tmp_path, capsys):
            "expected 5" in capsys.readouterr().err
 
 
-def test_an_output_path_that_cannot_be_written_is_bad_input(tmp_path, capsys):
+@pytest.mark.parametrize("argv,message", [
+    (["generate", "token_queue", "-o", "{tmp}/file/q.v"],
+     "{tmp}/file is a file, and a directory is needed there; remove it or choose another path"),
+    (["generate", "token_queue", "-o", "{tmp}"], "{tmp} is a directory; name a file"),
+    (["generate", "token_queue", "-o", "/proc/q.v"], "/proc/q.v: No such file or directory"),
+    (["run", "examples/mlp.py", "--report", "{tmp}/file"],
+     "{tmp}/file is a file, and a directory is needed there; remove it or choose another path"),
+    (["compile", "examples/ripple_bfs.py", "-o", "{tmp}"],
+     "cannot write {tmp}: {tmp} is a directory; name a file"),
+])
+def test_an_output_path_that_cannot_be_written_is_bad_input(tmp_path, capsys, argv, message):
+    """The line names the path the user gave (not a temporary file beside it) and what is wrong."""
     (tmp_path / "file").write_text("")
-    assert main(["generate", "token_queue", "-o", str(tmp_path / "file" / "q.v")]) == 2
-    (line,) = capsys.readouterr().err.splitlines()
-    assert line == f"rivulet: error: [Errno 17] File exists: '{tmp_path / 'file'}'", line
+    assert main([argument.format(tmp=tmp_path) for argument in argv]) == 2
+    line = capsys.readouterr().err.splitlines()[-1]
+    assert line == "rivulet: error: " + message.format(tmp=tmp_path), line
 
 
 # --- signals ----------------------------------------------------------------------------------

@@ -113,6 +113,10 @@ def test_definitions_reach_program(tmp_path, capsys):
     (["-D", "fabric=x.toml"], "-D fabric: the fabric is a description file; give it with --fabric"),
     (["-D", "tokens"], "-D 'tokens': write -D NAME=VALUE"),
     (["-D", "tokens=1", "-D", "tokens=2"], "-D tokens is given twice (1 and 2)"),
+    (["-D", "tokens=three"], "pass_through.py: -D tokens=three: program()'s tokens is an integer (its "
+                             "default is 3); give e.g. -D tokens=3"),
+    (["-D", "tokens=2.5"], "-D tokens=2.5: program()'s tokens is an integer"),
+    (["-D", "scale=big"], "-D scale=big: program()'s scale is a number (its default is 1.0)"),
 ])
 def test_bad_definitions_are_refused(tmp_path, capsys, argv, message):
     assert main(["run", str(_program(tmp_path)), *argv]) == 2

@@ -25,6 +25,19 @@ from rivulet.cli import main
     ("from snn.lif_params import LifParams\nfrom snn.network import Network\n\n\ndef program():\n"
      "    network = Network()\n    network.add_population('hidden', 0, LifParams())\n",
      "prog.py:7: in program(): ValueError: network: population 'hidden' has size 0; it must be an int >= 1"),
+    # sys.exit() would have ended the command with that status and no word
+    ("import sys\n\n\ndef program():\n    sys.exit(3)\n",
+     "prog.py:5: in program(): the file called sys.exit(3); rivulet imports a program file and calls it, so "
+     "it must not end the process"),
+    ("raise SystemExit('usage: prog.py N')\n",
+     "prog.py:1: while loading the file: the file called sys.exit('usage: prog.py N')"),
+    # a RippleProgram made wrong: checked where it is made, not deep in the lowering
+    ("from rivulet.frontends import RippleProgram\n\n\ndef program():\n    return RippleProgram(None)\n",
+     "prog.py:5: in program(): TypeError: RippleProgram's graph is a NoneType; give a ripple_core"),
+    ("from ripple_core.programs import tree_walk\nfrom rivulet.frontends import RippleProgram\n\n\n"
+     "def program():\n    return RippleProgram(tree_walk(8), {'expect': {'done': 1}})\n",
+     "prog.py:6: in program(): ValueError: RippleProgram's case: expect['done'] is 1; give the array's final "
+     "contents or the SINK's tokens as a list of integers"),
 ])
 def test_an_error_in_a_program_file_names_its_file_and_line(tmp_path, capsys, text, message):
     path = tmp_path / "prog.py"

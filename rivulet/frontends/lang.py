@@ -32,12 +32,12 @@ from ripple_core.lang import Kernel, LangError, compile_kernel
 from ripple_core.lang.reference import run_reference
 from ripple_core.lower import LoweringError, lower_graph
 from ripple_core.ops import wrap
-from ripple_core.riptide import load_vectors
+from ripple_core.riptide import CASE_FIELDS, load_vectors
 from rivulet.errors import RunMismatch
 from rsn.fabric_spec import DEFAULT_FABRIC
 from rsn.words import words_problem
 
-from .program_file import _bind, _located, _module
+from .program_file import USER_CODE_ERRORS, _bind, _located, _module
 from .protocol import FrontendError, Options, Workload
 from .ripple import ripple_case
 
@@ -210,7 +210,7 @@ def kernel_cases(loaded: LoadedKernel, parameters: dict | None = None,
             raise FrontendError(str(error).replace("program()", "cases()")) from None
         try:
             raw = function(**given)
-        except Exception as error:
+        except USER_CODE_ERRORS as error:
             raise FrontendError(_located(path, error, "in cases()")) from error
         if isinstance(raw, dict):
             raw = [raw]
@@ -221,7 +221,7 @@ def kernel_cases(loaded: LoadedKernel, parameters: dict | None = None,
     unordered = _unordered_names(loaded)
     made = []
     for k, case in enumerate(raw):
-        unknown = sorted(set(case) - {"args", "mem", "expect", "origin", "reference_steps"})
+        unknown = sorted(set(case) - set(CASE_FIELDS))
         if unknown:
             raise FrontendError(f"{where}: case {k} has fields {unknown}; a case has args, mem and "
                                 f"optionally expect")
@@ -231,7 +231,7 @@ def kernel_cases(loaded: LoadedKernel, parameters: dict | None = None,
             raise FrontendError(f"{where}: case {k}: {error}") from None
         try:
             reference = _reference(loaded, case)
-        except Exception as error:
+        except USER_CODE_ERRORS as error:
             raise FrontendError(_located(path, error, f"case {k} on CPython")) from error
         if "expect" in case:
             problems = _disagreement(case["expect"], reference, unordered)

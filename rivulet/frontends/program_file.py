@@ -28,10 +28,13 @@ from .protocol import FrontendError, Options, Workload
 from .ripple import RippleProgram
 from .snn import SnnProgram
 
-__all__ = ["ProgramFile", "PROGRAM_KINDS", "parse_definitions"]
+__all__ = ["ProgramFile", "PROGRAM_KINDS", "parse_definitions", "USER_CODE_ERRORS"]
 
 # What program() may return -> the front-end that lowers it: lower(made, spec, path) -> Case.
 PROGRAM_KINDS = {Program: paths.lower, RippleProgram: ripple.lower, SnnProgram: snn.lower}
+# What the user's code may raise and the command reports as input: sys.exit() (or an argparse
+# written for running the file on its own) too, which would otherwise end the command mid-run.
+USER_CODE_ERRORS = (Exception, SystemExit)
 
 
 def parse_definitions(definitions) -> dict:
@@ -81,7 +84,7 @@ class ProgramFile:
         def lower(spec) -> list:
             try:
                 made = function(**({"fabric": spec} if takes_fabric else {}), **parameters)
-            except Exception as error:
+            except USER_CODE_ERRORS as error:
                 raise FrontendError(_located(path, error, "in program()")) from error
             for kind, lower_kind in PROGRAM_KINDS.items():
                 if isinstance(made, kind):
@@ -106,7 +109,7 @@ def _module(path: Path):
             raise FrontendError(_located(path, error, "while loading the file")) from error
         text = f" in: {error.text.strip()}" if error.text and error.text.strip() else ""
         raise FrontendError(f"{path}:{error.lineno}: syntax error: {error.msg}{text}") from error
-    except Exception as error:
+    except USER_CODE_ERRORS as error:
         raise FrontendError(_located(path, error, "while loading the file")) from error
     return module
 
@@ -122,6 +125,9 @@ def _located(path: Path, error: Exception, where: str) -> str:
     lines = [frame.lineno for frame in traceback.extract_tb(error.__traceback__)
              if Path(frame.filename).resolve() == path.resolve()]
     location = f"{path}:{lines[-1]}" if lines else str(path)
+    if isinstance(error, SystemExit):
+        return (f"{location}: {where}: the file called sys.exit({error.code!r}); rivulet imports a program "
+                f"file and calls it, so it must not end the process (raise an exception to refuse)")
     return f"{location}: {where}: {type(error).__name__}: {error}"
 
 
@@ -153,7 +159,27 @@ def _bind(path: Path, function, parameters: dict) -> tuple[bool, dict]:
     if missing:
         raise FrontendError(f"{path}: program() needs {', '.join(missing)}; give "
                             + " ".join(f"-D {name}=VALUE" for name in missing))
+    for name, value in parameters.items():
+        if name in named:
+            _check_against_default(path, named[name], value)
     return "fabric" in named or open_ended, dict(parameters)
+
+
+def _check_against_default(path: Path, parameter: inspect.Parameter, value):
+    """Refuse a ``-D`` value that cannot be what the parameter's default is: text for a number, a
+    fraction for a count (else it fails deep inside program(), or, for a flag, ``false`` is true)."""
+    default = parameter.default
+    if isinstance(default, bool):
+        wanted, fits, example = "a flag", isinstance(value, int) and value in (0, 1), "1 or 0"
+    elif isinstance(default, int):
+        wanted, fits, example = "an integer", isinstance(value, int), default
+    elif isinstance(default, float):
+        wanted, fits, example = "a number", isinstance(value, int | float), default
+    else:
+        return
+    if not fits:
+        raise FrontendError(f"{path}: -D {parameter.name}={value}: program()'s {parameter.name} is {wanted} "
+                            f"(its default is {default!r}); give e.g. -D {parameter.name}={example}")
 
 
 def _shown(parameter: inspect.Parameter) -> str:

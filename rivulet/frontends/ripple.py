@@ -10,6 +10,7 @@ from ripple_core.check import RippleCheck
 from ripple_core.graph import Graph
 from ripple_core.lower import LoweringError, RippleLowering, compile_lowering, lower_graph
 from ripple_core.pe import PeMemoryError
+from ripple_core.riptide import case_problem
 
 from .protocol import Case, FrontendError
 
@@ -24,6 +25,15 @@ class RippleProgram:
     graph: Graph
     case: dict = field(default_factory=dict)
     name: str | None = None
+
+    def __post_init__(self):
+        """Checked where program() makes it, so a wrong one is reported at the program file's line."""
+        if not isinstance(self.graph, Graph):
+            raise TypeError(f"RippleProgram's graph is a {type(self.graph).__name__}; give a "
+                            f"ripple_core.graph.Graph (e.g. a GraphBuilder's build())")
+        problem = case_problem(self.case)
+        if problem:
+            raise ValueError(f"RippleProgram's case: {problem}")
 
 
 def lower(program: RippleProgram, spec, path: Path) -> Case:

@@ -16,6 +16,7 @@ from rsn.fabric_spec import DEFAULT_FABRIC
 from samflow.graph import GraphError, load_graph
 from samflow.graph.cli import REFERENCES, random_tensors
 from samflow.graph.lower import compile_lowered, decode_outputs, lower_graph, tile_faults
+from samflow.kind import MAX_BANK_DEPTH
 
 from .protocol import Case, FrontendError, Options, Workload
 
@@ -56,6 +57,11 @@ class SamGraph:
             raise FrontendError(f"{path.name}: -D size={size} density={density} seed={seed}: the size must "
                                 "be an integer of at least 1, the density between 0 and 1, the seed an "
                                 "integer")
+        if size > MAX_BANK_DEPTH:       # and the random tensors alone would take size^2 words of memory
+            raise FrontendError(f"{path.name}: -D size={size} is more than a sparse tile's bank holds: a "
+                                f"mode of N coordinates takes N words of an array's bank and N + 1 of a "
+                                f"compressed level's, and a bank ([sam_array], [sam_scan_c] depth) is at "
+                                f"most {MAX_BANK_DEPTH} words; use a size of at most {MAX_BANK_DEPTH}")
         try:
             graph = load_graph(path)
         except GraphError as error:

@@ -191,6 +191,11 @@ def load_sweep(path) -> SweepSpec:
         data = tomllib.loads(path.read_text())
     except FileNotFoundError:
         raise SweepError(f"sweep file {path} does not exist") from None
+    except OSError as error:        # a directory, or a file we may not read
+        raise SweepError(f"sweep file {path} cannot be read ({error.strerror}); give a .toml file") from None
+    except UnicodeDecodeError as error:
+        raise SweepError(f"{path}: not a text file (byte {error.start} is not UTF-8); a sweep file is a TOML "
+                         f"file") from None
     except tomllib.TOMLDecodeError as error:
         raise SweepError(f"{path}: not valid TOML: {error}") from None
     return parse_sweep(data, path)
@@ -206,9 +211,15 @@ def parse_sweep(data: dict, path: Path) -> SweepSpec:
     family = data.get("fabric", {})
     if not isinstance(family, dict):
         raise SweepError(f"{path}: [fabric] must be a table of fabric-description fields")
+    if not isinstance(data.get("axes", {}), dict):
+        raise SweepError(f"{path}: axes must be an [axes] table, e.g. [axes] grid = [\"2x2\", \"3x3\"]")
     axes = {axis: _axis_values(axis, values, path) for axis, values in data.get("axes", {}).items()}
     if "grid" in axes and ({"rows", "cols"} & set(axes)):
         raise SweepError(f"{path}: [axes] has grid and rows/cols; give the grid one way")
+    for name in ("programs", "jobs"):
+        if not isinstance(data.get(name, []), list):
+            raise SweepError(f"{path}: {name} = {data[name]!r}; write each entry as a [[{name}]] table "
+                             f"(double brackets)")
     programs = [_program(entry, k, path) for k, entry in enumerate(data.get("programs", []))]
     jobs = [_job(entry, k, path, axes, [program.name for program in programs])
             for k, entry in enumerate(data.get("jobs", []))]
@@ -288,6 +299,12 @@ def _job(entry, index: int, path: Path, axes: dict, programs: list[str]) -> JobS
     unknown = sorted(set(entry) - _JOB_FIELDS)
     if unknown:
         raise SweepError(f"{where}: unknown field(s) {unknown}; fields are {sorted(_JOB_FIELDS)}")
+    if not isinstance(entry.get("where", {}), dict):
+        raise SweepError(f"{where}: where = {entry['where']!r}; give a table of axis values, e.g. "
+                         f"where = {{queue_depth = 4}}")
+    timeout = entry.get("timeout_s", 1)
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0:
+        raise SweepError(f"{where}: timeout_s = {timeout!r}; give the seconds a job may take, a number > 0")
     where_values = {}
     for axis, allowed in entry.get("where", {}).items():
         if axis not in axes:

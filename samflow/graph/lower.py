@@ -30,7 +30,7 @@ from rsn.graph import StreamGraph
 from rsn.isa import REGISTERS
 from rsn.program import Compiled, Program, compile_program
 from samflow.faults import FAULT_REGISTERS, describe
-from samflow.kind import ALU_OPS, SPACC_COLS, SPARSE_SPECS
+from samflow.kind import ALU_OPS, MAX_BANK_DEPTH, SPACC_COLS, SPARSE_SPECS
 from samflow.pairs import empty_half, half_bits, sum_range, unpack_sums
 from samflow.tokens import decode, is_data
 
@@ -164,6 +164,9 @@ def _banks(graph, node, kind, arrays, spec) -> dict:
     depth, width = spec.parameters(kind).depth, spec.data_width - 2
     words = {}
     for b, array in enumerate(arrays):
+        if len(array) > MAX_BANK_DEPTH:     # no table can help: say so rather than point at one
+            raise _fail(graph, node, f"needs {len(array)} words in a bank, more than any bank holds "
+                                     f"({MAX_BANK_DEPTH} words at the most); use smaller or sparser tensors")
         if len(array) > depth:
             raise _fail(graph, node, f"needs {len(array)} words in a bank of {depth}; raise depth in the "
                                      f"fabric's [{kind}] table")

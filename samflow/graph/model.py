@@ -110,4 +110,7 @@ def load_graph(path) -> Graph:
         text = path.read_text()
     except OSError as error:
         raise GraphError(f"{path}: cannot read the graph ({error.strerror})") from None
+    except UnicodeDecodeError as error:
+        raise GraphError(f"{path}: not a text file (byte {error.start} is not UTF-8); give a Graphviz "
+                         f"(.gv) file") from None
     return graph_from_text(text, str(path))

@@ -46,6 +46,8 @@ def test_catalog_parses_command_line_values():
     assert catalog.parse_parameters("fork", ["n=0x3", "mode=lockstep"]) == {"n": 3, "mode": "lockstep"}
     with pytest.raises(ParameterError, match=r"'n' is not of the form NAME=VALUE"):
         catalog.parse_parameters("fork", ["n"])
+    with pytest.raises(ParameterError, match=r"fork: n is given twice \(3 and 4\); give it once"):
+        catalog.parse_parameters("fork", ["n=3", "n=4"])
 
 
 @pytest.mark.parametrize("name,values,message", [

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from ripple_core.graph import GraphError
+from ripple_core.programs import tree_case, tree_walk
 from ripple_core.riptide import RiptideFormatError, load_graph, load_vectors, parse_graph, run_case
 from rivulet.cli import main
 
@@ -69,6 +70,14 @@ def _suite_graph(kernel="simple"):
      "x.json: node 'v1' (ADD, add): has 1 inputs, ADD takes 2"),
     (lambda g: g["vertices"][1]["inputs"][0][0].update(oport=5),
      "x.json: node 'v1' (ADD, add), input 0: node 'v2' (STREAM, i.0.f..add.SGT.) has no output port 5"),
+    (lambda g: g["function"].update(args=None),
+     "x.json: function.args: is None, not a list of {\"name\": ..., \"type\": ...}"),
+    (lambda g: g["function"]["args"].append(dict(g["function"]["args"][0])),
+     "x.json: function.args[3]: argument name 'a' is used twice"),
+    (lambda g: g["function"]["args"][0].update(type="i64"),
+     "x.json: function.args[0] (a): type 'i64' is not an integer of at most 32 bits"),
+    (lambda g: g["function"]["args"][0].update(type="double*"),
+     "x.json: function.args[0] (a): type 'double*' is not an integer of at most 32 bits"),
 ])
 def test_importer_errors_name_the_file_vertex_and_field(mutate, message):
     document = _suite_graph()
@@ -85,6 +94,12 @@ def test_importer_refuses_files_that_are_not_graphs(tmp_path):
         load_graph(bad)
     with pytest.raises(RiptideFormatError, match="x.json: expected an object with 'function' and 'vertices'"):
         parse_graph([], "x.json")
+    bad.write_bytes(b"\xff\xfe{}")
+    with pytest.raises(RiptideFormatError, match=r"bad.riptide.json: not a text file \(byte 0 is not "
+                                                 r"UTF-8\)"):
+        load_graph(bad)
+    with pytest.raises(RiptideFormatError, match=r"bad.riptide.json: not a text file"):
+        load_vectors(bad)
 
 
 @needs_suite
@@ -154,6 +169,35 @@ def test_a_case_at_the_word_limits_runs(tmp_path):
             "expect": {"src": [-1, -(1 << 31)], "dest": [0, 0]}}
     (loaded,) = load_vectors(_vectors(tmp_path, [case]), graph)
     assert run_case(graph, loaded).passed       # 2^32 - 1 is the word -1: ReLU gives 0
+
+
+@pytest.mark.parametrize("change,message", [
+    ({"expcet": {"dest": [0, 4]}}, r"case 0: unknown field\(s\) \['expcet'\]; a case has args, mem, expect"),
+    ({"expect": {"dest": 4}}, r"case 0: expect\['dest'\] is 4; give the array's final contents or the SINK's "
+                              r"tokens as a list of integers"),
+    ({"expect": {"dest": ["0", "4"]}}, r"case 0: expect\['dest'\] is \['0', '4'\]"),
+])
+def test_vectors_with_a_misspelt_field_or_a_malformed_expect_are_refused(tmp_path, change, message):
+    """Without these checks a misspelt expect checked nothing and a number crashed the run."""
+    with pytest.raises(RiptideFormatError, match=r"case\.vectors\.json: " + message):
+        load_vectors(_vectors(tmp_path, [{**RELU_CASE, **change}]))
+
+
+@needs_suite
+def test_an_expect_naming_neither_an_array_nor_a_sink_is_refused_when_the_case_runs():
+    graph = load_graph(graph_path("nn-relu", "stream"))
+    with pytest.raises(GraphError, match=r"the case's expect names \['dst'\], which are neither arrays nor "
+                                         r"SINK nodes of nn_relu \(arrays: src, dest; SINKs: none\)"):
+        run_case(graph, {**RELU_CASE, "expect": {"dst": [0, 4]}})
+
+
+def test_a_sinks_expected_tokens_are_checked_on_the_golden_model():
+    """The lowering asks every SINK's tokens of the case's expect; the model run checks the same."""
+    graph = tree_walk(8)
+    assert run_case(graph, tree_case(8)).passed
+    wrong = tree_case(8)
+    wrong["expect"]["done"] = [1] * 7
+    assert run_case(graph, wrong).problems == ["SINK done differs at word 7: got [1], expected []"]
 
 
 def test_a_vectors_file_without_cases_is_refused(tmp_path):

@@ -21,6 +21,12 @@ def test_failed_links_count_both_ways():
     assert not spec.link_failed((0, 0), "S")
 
 
+def test_a_failed_link_may_be_a_host_ports():
+    port = {"name": "in0", "tile": [0, 0], "side": "W", "direction": "in"}
+    spec = parse_fabric({**BASE, "host_ports": [port], "failed_links": [[0, 0, "W"]]})
+    assert spec.link_failed((0, 0), "W")
+
+
 @pytest.mark.parametrize("change,message", [
     ({"rows": 0}, r"rows=0 is not allowed; use an integer 1..16"),
     ({"cols": 17}, r"cols=17 is not allowed"),
@@ -49,6 +55,19 @@ def test_failed_links_count_both_ways():
                      {"name": "a", "tile": [0, 1], "side": "N", "direction": "out"}]},
      r"host port name 'a' is used twice"),
     ({"colour": "blue"}, r"unknown field\(s\) \['colour'\]"),
+    ({"rows": None}, r"rows is missing; give an integer 1..16"),
+    ({"tiles": [["mem", "mac"], ["alu", "mem"]]},
+     r"tiles row 0 is \['mem', 'mac'\]; write each row as one string of kinds separated by spaces"),
+    ({"failed_tiles": 5}, r"failed_tiles = 5 is not an array; write e.g. failed_tiles = \[\[1, 1\]\]"),
+    ({"failed_links": "0,0,E"}, r"failed_links = '0,0,E' is not an array"),
+    ({"failed_links": [[0, 0, "N"]]}, r"failed link \[0, 0, 'N'\] leaves the grid, and no host port sits on "
+                                     r"side N of tile \[0, 0\]; a failed link joins two tiles, or a tile and "
+                                     r"its host port: check the side"),
+    ({"host_ports": {"name": "a"}},
+     r"host_ports = \{'name': 'a'\} is not an array; write each host port as a \[\[host_ports\]\] table"),
+    ({"host_ports": [1]}, r"host_ports\[0\] is 1; each host port is a \[\[host_ports\]\] table"),
+    ({"host_ports": [{"name": "a", "tile": [0, 0], "side": "N", "direction": "in", "width": 8}]},
+     r"host_ports\[0\] has unknown field\(s\) \['width'\]; a host port takes direction, name, side, tile"),
 ])
 def test_bad_descriptions_are_refused(change, message):
     with pytest.raises(FabricError, match=message):
@@ -62,6 +81,13 @@ def test_file_errors_name_the_file(tmp_path):
     broken.write_text("rows = [")
     with pytest.raises(FabricError, match=r"broken.toml: not valid TOML"):
         load_fabric(broken)
+    with pytest.raises(FabricError, match=r"fabric description .* cannot be read \(Is a directory\); give a "
+                                          r"\.toml file"):
+        load_fabric(tmp_path)
+    binary = tmp_path / "binary.toml"
+    binary.write_bytes(b"\xff\xfe")
+    with pytest.raises(FabricError, match=r"binary.toml: not a text file \(byte 0 is not UTF-8\)"):
+        load_fabric(binary)
 
 
 @pytest.mark.parametrize("flat,table,key,value", [

@@ -113,6 +113,13 @@ def _vectors(primitive="intersect", case=None):
     (_vectors(case=_case(in_crd1=[3, 3, "S0", "D"])), "port in_crd1, token 1 3: coordinates are not sorted"),
     (_vectors(case={**_case(), "inputs": {"in_ref1": []}}), "port in_crd1: the input port is missing"),
     ({"cases": []}, "not a vector file"),
+    ({**_vectors(), "ports": "in_ref1"}, r"bad.json: 'ports' is 'in_ref1'; it must be a JSON object"),
+    ({**_vectors(), "ports": {"inputs": "in_ref1"}},
+     r"bad.json: ports.inputs is 'in_ref1'; give the port names as a list of strings"),
+    ({**_vectors(), "constructor_defaults": [1]}, r"bad.json: 'constructor_defaults' is \[1\]"),
+    (_vectors(case={**_case(), "params": [1]}),
+     r"bad.json: case 't::c': 'params' is \[1\]; it must be a JSON object"),
+    (_vectors(case={**_case(), "outputs": [0, "D"]}), r"case 't::c': 'outputs' is \[0, 'D'\]"),
 ])
 def test_bad_vector_files_are_refused(tmp_path, content, message):
     with pytest.raises(SuiteError, match=message):

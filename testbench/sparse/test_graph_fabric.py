@@ -6,6 +6,7 @@ and on the Verilated fabric under back-pressure, each result decoded from the wr
 and checked against scipy / numpy. Every expected result is computed here, never by samflow; ids
 and printed lines carry the seed."""
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -173,6 +174,35 @@ def test_a_tensor_larger_than_a_bank_is_refused_with_the_table_to_change():
     with pytest.raises(GraphError, match=r"node 1 \(FiberLookup j: B1 compressed\): needs \d+ words in a "
                                          r"bank of 256; raise depth in the fabric's \[sam_scan_c\] table"):
         lower_graph(graph, tensors, load_fabric(FABRIC))
+
+
+def test_a_tensor_larger_than_any_bank_is_refused_without_pointing_at_a_table():
+    graph = load_graph(OUR_GRAPHS / "mat_rowsum_csr.gv")
+    B = scipy.sparse.csr_array((3000, 4), dtype=np.int64)     # 3001 segment words: no depth holds them
+    with pytest.raises(GraphError, match=r"needs 3001 words in a bank, more than any bank holds \(2048 words "
+                                         r"at the most\); use smaller or sparser tensors"):
+        lower_graph(graph, {"B": B}, load_fabric(FABRIC))
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["-D", "size=100000"], r"-D size=100000 is more than a sparse tile's bank holds: .* a bank "
+                            r"\(\[sam_array\], \[sam_scan_c\] depth\) is at most 2048 words; "
+                            r"use a size of at most 2048"),
+    (["-D", "size=2049"], r"-D size=2049 is more than a sparse tile's bank holds"),
+])
+def test_rivulet_run_refuses_a_size_no_bank_holds_before_making_tensors(capsys, argv, message):
+    """A size of 100000 once asked numpy for 75 GiB before anything looked at the fabric."""
+    from rivulet.cli import main
+
+    assert main(["run", str(OUR_GRAPHS / "spmv_csr.gv"), *argv]) == 2
+    assert re.search(message, capsys.readouterr().err)
+
+
+def test_a_graph_file_that_is_not_text_is_refused(tmp_path):
+    binary = tmp_path / "binary.gv"
+    binary.write_bytes(b"\xff\xfe digraph")
+    with pytest.raises(GraphError, match=r"binary.gv: not a text file \(byte 0 is not UTF-8\)"):
+        load_graph(binary)
 
 
 def test_too_few_host_output_ports_are_refused():

@@ -236,6 +236,16 @@ kind = "model"
     ('[axes]\ngrid = ["3x3"]\n[[jobs]]\nkind = "synth"\nboard = "nexys"\n', "board 'nexys' is not known"),
     ('[axes]\ngrid = ["3x3"]\n[[jobs]]\nkind = "generate"\nprograms = ["mlp"]\n',
      "names no program of the sweep"),
+    ('axes = 5\n[[jobs]]\nkind = "generate"\n', 'axes must be an [axes] table, e.g. [axes] grid = ["2x2", '),
+    ('jobs = 5\n', "jobs = 5; write each entry as a [[jobs]] table (double brackets)"),
+    ('programs = "mlp.py"\n[[jobs]]\nkind = "generate"\n', "programs = 'mlp.py'; write each entry as a "
+                                                         "[[programs]] table"),
+    ('[axes]\ngrid = ["3x3"]\n[[jobs]]\nkind = "generate"\nwhere = "grid=3x3"\n',
+     "where = 'grid=3x3'; give a table of axis values, e.g. where = {queue_depth = 4}"),
+    # these two once started the sweep: the job failed at once, or the run broke midway
+    ('[axes]\ngrid = ["3x3"]\n[[jobs]]\nkind = "generate"\ntimeout_s = -5\n',
+     "timeout_s = -5; give the seconds a job may take, a number > 0"),
+    ('[axes]\ngrid = ["3x3"]\n[[jobs]]\nkind = "generate"\ntimeout_s = "1h"\n', "timeout_s = '1h'"),
 ])
 def test_a_bad_sweep_file_is_refused_before_any_job_runs(tmp_path, capsys, text, message):
     spec = tmp_path / "bad.toml"
@@ -246,6 +256,15 @@ def test_a_bad_sweep_file_is_refused_before_any_job_runs(tmp_path, capsys, text,
     assert main(["sweep", str(spec), "-o", str(tmp_path / "out")]) == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+def test_a_sweep_file_that_cannot_be_read_is_refused(tmp_path):
+    with pytest.raises(SweepError, match=r"sweep file .* cannot be read \(Is a directory\); give a \.toml"):
+        load_sweep(tmp_path)
+    binary = tmp_path / "binary.toml"
+    binary.write_bytes(b"\xff\xfe")
+    with pytest.raises(SweepError, match=r"binary.toml: not a text file \(byte 0 is not UTF-8\)"):
+        load_sweep(binary)
 
 
 def test_a_job_for_some_programs_runs_only_for_them(tmp_path):
