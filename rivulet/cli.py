@@ -68,6 +68,8 @@ exit status: 0 passed, 1 results differ, 2 bad input, 3 internal error (a bug),
 130 / 143 interrupted (Ctrl-C / SIGTERM)
 """
 
+DEFAULT_PROFILE = "random_stall_50"      # the RTL run's host stalls unless --profile says otherwise
+DEFAULT_BAUD = 115_200                  # a board run's UART rate unless --baud says otherwise
 _DEBUG_HELP = "on an error, print the Python traceback too (also RIVULET_DEBUG=1)"
 
 
@@ -147,10 +149,10 @@ def _parser() -> argparse.ArgumentParser:
                           "built by `rivulet build` on the serial port --port (default: model)")
     run.add_argument("--port", metavar="PORT",
                      help="serial port of the board for --sim board, e.g. /dev/ttyUSB1 (pyserial URLs work)")
-    run.add_argument("--baud", type=int, default=115_200, help="the board's UART baud rate (default: 115200)")
+    run.add_argument("--baud", type=int, default=None, help="the board's UART baud rate (default: 115200)")
     run.add_argument("--seed", type=int, default=1, help="seed for placement and stall patterns")
-    run.add_argument("--profile", default="random_stall_50",
-                     help="host-port stall profile for the RTL run (default: random_stall_50)")
+    run.add_argument("--profile", default=None,
+                     help=f"host-port stall profile for the RTL run (default: {DEFAULT_PROFILE})")
     run.add_argument("--waves", action="store_true",
                      help="write waves of the RTL run into its directory build/sim-runs/<case>-<pid>-<n>/ "
                           "(kept; the command says where and how to open them)")
@@ -314,9 +316,16 @@ def _compile(arguments) -> int:
 
 def _run(arguments) -> int:
     from .run import run_file
-    if arguments.profile not in PROFILES:
+    if arguments.profile is not None and arguments.profile not in PROFILES:
         raise ParameterError(f"--profile {arguments.profile!r} is not a stall profile; "
                              f"choose one of: {', '.join(PROFILES)}")
+    # Given where they do nothing, they would read as if they had been applied.
+    if arguments.profile is not None and arguments.sim not in ("rtl", "both"):
+        raise ParameterError(f"--profile stalls the RTL run's host ports, and --sim {arguments.sim} makes "
+                             f"none: add --sim rtl or --sim both")
+    if arguments.baud is not None and arguments.sim != "board":
+        raise ParameterError(f"--baud sets the board's UART rate, and --sim {arguments.sim} runs no board: "
+                             f"add --sim board")
     if arguments.sim == "board" and not arguments.port:
         raise ParameterError("--sim board needs --port, the board's serial port (e.g. /dev/ttyUSB1)")
     if arguments.port and arguments.sim != "board":     # else a run on the model could pass for the board's
@@ -341,7 +350,8 @@ def _run(arguments) -> int:
                       RIVULET_SIM_TIER=arguments.tier):
         try:
             run_file(arguments.program, fabric=arguments.fabric, sim=arguments.sim, seed=arguments.seed,
-                     profile=arguments.profile, port=arguments.port, baud=arguments.baud,
+                     profile=arguments.profile or DEFAULT_PROFILE, port=arguments.port,
+                     baud=DEFAULT_BAUD if arguments.baud is None else arguments.baud,
                      vectors=arguments.vectors, definitions=arguments.definitions, say=say,
                      record=arguments.record, mode=arguments.mode, kernel=arguments.kernel,
                      report=arguments.report, faults=arguments.faults)

@@ -104,6 +104,10 @@ def test_run_mlp_on_the_golden_model(capsys):
 @pytest.mark.parametrize("argv,message", [
     (["run", "no/such/program.py"], "program file no/such/program.py does not exist"),
     (["run", "examples/mlp.py", "--profile", "sometimes"], "--profile 'sometimes' is not a stall profile"),
+    (["run", "examples/mlp.py", "--profile", "no_stall"],
+     "--profile stalls the RTL run's host ports, and --sim model makes none: add --sim rtl or --sim both"),
+    (["run", "examples/mlp.py", "--sim", "rtl", "--baud", "9600"],
+     "--baud sets the board's UART rate, and --sim rtl runs no board: add --sim board"),
     (["run", "examples/mlp.py", "--fabric", "no/such.toml"],
      "fabric description no/such.toml does not exist"),
     (["run", "examples/mlp.py", "--sim", "board"], "--sim board needs --port"),
