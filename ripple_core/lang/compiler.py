@@ -49,6 +49,17 @@ __all__ = ["compile_kernel"]
 _BINOPS = {ast.Add: "ADD", ast.Sub: "SUB", ast.Mult: "MUL", ast.BitAnd: "AND", ast.BitOr: "OR",
            ast.BitXor: "XOR", ast.LShift: "SHL", ast.RShift: "ASHR"}
 _COMPARES = {ast.Eq: "EQ", ast.NotEq: "NE", ast.Lt: "SLT", ast.LtE: "SLE", ast.Gt: "SGT", ast.GtE: "SGE"}
+_SYMBOLS = {ast.FloorDiv: "//", ast.Mod: "%", ast.Div: "/", ast.Pow: "**", ast.MatMult: "@"}
+_UNSUPPORTED_OPERATORS = {   # symbol -> (why it is refused, what to write instead)
+    "//": ("the fabric has no divider; only constant operands are folded",
+           "for a power-of-two divisor of a value known to be >= 0 use >> and &"),
+    "%": ("the fabric has no divider; only constant operands are folded",
+          "for a power-of-two divisor of a value known to be >= 0 use & (divisor - 1)"),
+    "/": ("true division makes a float and values are 32-bit ints",
+          "write // for integer division (constant operands only), or >> for a power of two"),
+    "**": ("the fabric has no power operator", "write 1 << k for 2 ** k, or multiply out"),
+    "@": ("there are no matrices", "write the loops"),
+}
 _ROOT_OPS = ("STORE", "SINK", "ACQUIRE", "RELEASE", "TASK", "QUEUE", "ARB")
 _REFUSED_STATEMENTS = {
     ast.Break: ("break", "loops exit only through their condition", "fold the exit test into the "
@@ -322,17 +333,24 @@ class _Compiler(MemoryLowering):
         return value
 
     def expr_BinOp(self, region, node):
-        op = _BINOPS.get(type(node.op))
         a, b = self.expr(region, node.left), self.expr(region, node.right)
-        if op is None:
-            symbol = {ast.FloorDiv: "//", ast.Mod: "%", ast.Div: "/", ast.Pow: "**", ast.MatMult: "@"}.get(
-                type(node.op), type(node.op).__name__)
-            if isinstance(a, Const) and isinstance(b, Const) and symbol in ("//", "%") and b.value:
-                return Const(_c_divide(a.value, b.value, symbol))
-            self.src.refuse(node, f"operator {symbol}", "the fabric has no divider (and no floats); "
-                            "only constant operands are folded", "for a power-of-two divisor of a value "
-                            "known to be >= 0 use >> and &")
-        return self.binop(region, op, a, b)
+        return self.arithmetic(region, node, a, b)
+
+    def arithmetic(self, region, node, a, b):
+        """``a op b`` for the operator of ``node`` (a BinOp or an AugAssign, which share this so
+        that ``x //= 2`` is folded or refused exactly as ``x // 2`` is)."""
+        op = _BINOPS.get(type(node.op))
+        if op is not None:
+            return self.binop(region, op, a, b)
+        symbol = _SYMBOLS[type(node.op)]
+        constant = isinstance(a, Const) and isinstance(b, Const)
+        if symbol in ("//", "%") and constant:
+            if b.value == 0:
+                self.src.refuse(node, f"operator {symbol}", "the divisor is the constant 0",
+                                "divide by a nonzero constant")
+            return Const(_c_divide(a.value, b.value, symbol))
+        why, hint = _UNSUPPORTED_OPERATORS[symbol]
+        self.src.refuse(node, f"operator {symbol}", why, hint)
 
     def expr_UnaryOp(self, region, node):
         value = self.expr(region, node.operand)
@@ -471,22 +489,17 @@ class _Compiler(MemoryLowering):
                             "change inside the block", "assign to another variable")
 
     def stmt_AugAssign(self, region, node):
-        op = _BINOPS.get(type(node.op))
-        fake = ast.BinOp(left=ast.Constant(0), op=node.op, right=node.value)
-        ast.copy_location(fake, node)
         if isinstance(node.target, ast.Name):
             self._check_assignable(node.target)
             current = self.expr_Name(region, ast.Name(node.target.id, ast.Load(), lineno=node.lineno))
-            if op is None:
-                self.expr_BinOp(region, fake)       # refuses with the operator's message
-            region.write(node.target.id, self.binop(region, op, current, self.expr(region, node.value)))
+            value = self.arithmetic(region, node, current, self.expr(region, node.value))
+            region.write(node.target.id, value)
         elif isinstance(node.target, ast.Subscript):
             array = self._array_of(node.target)
             index = self.expr(region, node.target.slice)
             current = self.load(region, array, index)
-            if op is None:
-                self.expr_BinOp(region, fake)
-            self.store(region, array, index, self.binop(region, op, current, self.expr(region, node.value)))
+            value = self.arithmetic(region, node, current, self.expr(region, node.value))
+            self.store(region, array, index, value)
         else:
             self.src.refuse(node, "augmented assignment", "only variables and array words can be "
                             "assigned", "assign to a name or A[i]")

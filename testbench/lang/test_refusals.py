@@ -4,6 +4,9 @@
 import pytest
 
 from ripple_core.lang import Array, LangError, atomic, compile_kernel, ind, inline, kernel, push
+from ripple_core.lang.reference import run_reference
+
+from .check import agree
 
 HERE = __file__.rsplit("/", 1)[-1]
 
@@ -249,6 +252,32 @@ def task_returns(A: Array):
     push(task, 0)
 
 
+@kernel
+def augmented_divides(a: int):
+    a //= 2
+    return a
+
+
+@kernel
+def augmented_word_modulo(A: Array):
+    A[0] %= 4
+
+
+@kernel
+def divides_by_zero(a: int):
+    return a + 7 // 0
+
+
+@kernel
+def powers(a: int):
+    return a + 2 ** 3
+
+
+@kernel
+def true_divides(a: int):
+    return a / 2
+
+
 CASES = [
     (divides, "operator //.*no divider.*use >> and &"),
     (modulo, "operator %.*no divider"),
@@ -285,6 +314,11 @@ CASES = [
     (push_width, "push to task.*1 values for its 2 parameters"),
     (async_for_assigns, "assignment to 's' in async for.*array"),
     (task_returns, "return in a task"),
+    (augmented_divides, "operator //.*no divider.*use >> and &"),
+    (augmented_word_modulo, "operator %.*no divider.*& \\(divisor - 1\\)"),
+    (divides_by_zero, "operator //: the divisor is the constant 0"),
+    (powers, "operator \\*\\*: the fabric has no power operator.*1 << k"),
+    (true_divides, "operator /: true division makes a float.*write //"),
 ]
 
 
@@ -319,3 +353,17 @@ def bounded(A: Array, n: int):
                                        "@ind(inflight=2, depth=4)"])
 def test_ind_takes_only_a_positive_inflight(decorator):
     refused(_inflight_kernel(decorator), r"@ind takes one argument, inflight=k, an integer >= 1")
+
+
+@kernel
+def augmented_constant_division(A: Array):
+    x = -7
+    x //= 2
+    y = 7
+    y %= -3
+    A[0] = x * 10 + y
+
+
+def test_augmented_division_of_constants_folds_like_c():
+    agree(augmented_constant_division, {}, {"A": [0]})
+    assert run_reference(augmented_constant_division, {}, {"A": [0]})[0]["A"] == [-29]
