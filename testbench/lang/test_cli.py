@@ -85,6 +85,8 @@ def test_a_file_of_several_kernels_needs_kernel(tmp_path, capsys):
      "defines no cases() function"),
     (TWO_KERNELS.replace('"args": {"n": n}', '"args": {}'), ["--kernel", "fill"], "case 0"),
     (TWO_KERNELS.replace("s += i", "s += i / 2"), ["--kernel", "total"], ":9:"),
+    (TWO_KERNELS.replace('"A": [0] * n', '"A": [0] * (n - 1)'), ["--kernel", "fill"],
+     ":16: case 0 on CPython: IndexError: A[3] is outside the array's 3 words"),
 ])
 def test_bad_kernel_files_are_refused_in_one_line(tmp_path, capsys, body, argv, message):
     source = tmp_path / "kernels.py"
