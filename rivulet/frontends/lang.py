@@ -35,7 +35,7 @@ from ripple_core.ops import wrap
 from ripple_core.riptide import CASE_FIELDS, load_vectors
 from rivulet.errors import RunMismatch
 from rsn.fabric_spec import DEFAULT_FABRIC
-from rsn.words import words_problem
+from rsn.words import word_problem, words_problem
 
 from .program_file import USER_CODE_ERRORS, _bind, _located, _module
 from .protocol import FrontendError, Options, Workload
@@ -182,6 +182,32 @@ def _unordered_names(loaded: LoadedKernel) -> set[str]:
     return {node.name for node in loaded.graph.nodes.values() if node.op == "SINK" and node.name != "return"}
 
 
+def _shape_problem(loaded: LoadedKernel, case: dict) -> str | None:
+    """What is malformed in a case's fields, before anything runs: args and mem must be dicts,
+    mem must hold every array (CPython needs each one), and expect may name only the kernel's
+    arrays and outputs, each with a list of 32-bit words."""
+    graph = loaded.graph
+    for field, what in (("args", "scalar name: value"), ("mem", "array name: list of words"),
+                        ("expect", "array or output name: list of words")):
+        if field in case and not isinstance(case[field], dict):
+            return f"{field} must be a dict of {what}, not {type(case[field]).__name__}"
+    missing = [name for name in graph.arrays if name not in case.get("mem", {})]
+    if missing:
+        return (f"mem has no words for array(s) {', '.join(missing)}; give every array of {graph.name}, "
+                f"e.g. \"{missing[0]}\": [0, 0, 0] ([] for an empty one)")
+    outputs = [node.name for node in graph.nodes.values() if node.op == "SINK"]
+    for name, words in case.get("expect", {}).items():
+        if name not in graph.arrays and name not in outputs:
+            return (f"expect names {name!r}, which is neither an array nor an output of {graph.name} "
+                    f"(arrays: {', '.join(graph.arrays) or 'none'}; outputs: {', '.join(outputs) or 'none'})")
+        if not isinstance(words, list | tuple):
+            return f"expect {name!r} must be a list of words, not {type(words).__name__}; e.g. [{words!r}]"
+        for index, value in enumerate(words):
+            if problem := word_problem(value, 32, "a dataflow word"):
+                return f"expect {name!r} word {index}: {problem}"
+    return None
+
+
 def kernel_cases(loaded: LoadedKernel, parameters: dict | None = None,
                  vectors=None) -> list[tuple[dict, list]]:
     """(case with its ``expect``, problems found before any run) for each case of the file's
@@ -225,6 +251,9 @@ def kernel_cases(loaded: LoadedKernel, parameters: dict | None = None,
         if unknown:
             raise FrontendError(f"{where}: case {k} has fields {unknown}; a case has args, mem and "
                                 f"optionally expect")
+        problem = _shape_problem(loaded, case)
+        if problem:
+            raise FrontendError(f"{where}: case {k}: {problem}")
         try:
             check_inputs(loaded.graph, case.get("args", {}), case.get("mem", {}))
         except GraphError as error:

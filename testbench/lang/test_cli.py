@@ -87,6 +87,21 @@ def test_a_file_of_several_kernels_needs_kernel(tmp_path, capsys):
     (TWO_KERNELS.replace("s += i", "s += i / 2"), ["--kernel", "total"], ":9:"),
     (TWO_KERNELS.replace('"A": [0] * n', '"A": [0] * (n - 1)'), ["--kernel", "fill"],
      ":16: case 0 on CPython: IndexError: A[3] is outside the array's 3 words"),
+    (TWO_KERNELS.replace('"mem": {"A": [0] * n}', '"mem": [[0] * n]'), ["--kernel", "fill"],
+     "case 0: mem must be a dict of array name: list of words, not list"),
+    (TWO_KERNELS.replace('"args": {"n": n}', '"args": None'), ["--kernel", "fill"],
+     "case 0: args must be a dict of scalar name: value, not NoneType"),
+    (TWO_KERNELS.replace('"mem": {"A": [0] * n}', '"mem": {}'), ["--kernel", "fill"],
+     'case 0: mem has no words for array(s) A; give every array of fill, e.g. "A": [0, 0, 0]'),
+    (TWO_KERNELS.replace('"mem": {}}]', '"mem": {}, "expect": [6]}]'), ["--kernel", "total"],
+     "case 0: expect must be a dict of array or output name: list of words, not list"),
+    (TWO_KERNELS.replace('"mem": {}}]', '"mem": {}, "expect": {"return": 6}}]'), ["--kernel", "total"],
+     "case 0: expect 'return' must be a list of words, not int; e.g. [6]"),
+    (TWO_KERNELS.replace('"mem": {}}]', '"mem": {}, "expect": {"retrun": [6]}}]'), ["--kernel", "total"],
+     "expect names 'retrun', which is neither an array nor an output of total (arrays: none; "
+     "outputs: return)"),
+    (TWO_KERNELS.replace('"mem": {}}]', '"mem": {}, "expect": {"return": [2 ** 32 + 6]}}]'),
+     ["--kernel", "total"], "case 0: expect 'return' word 0: 4294967302 does not fit a dataflow word"),
 ])
 def test_bad_kernel_files_are_refused_in_one_line(tmp_path, capsys, body, argv, message):
     source = tmp_path / "kernels.py"
