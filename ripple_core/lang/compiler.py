@@ -33,6 +33,7 @@ from .analysis import (
     assigned_names,
     marker_of,
     memory_sites,
+    output_names,
     read_names,
     tok,
     uses_ripple,
@@ -175,6 +176,7 @@ class _Compiler(MemoryLowering):
         self.caches: list = []          # loop headers' INVARIANT tables
         tree = self.src.tree
         self.b = _DecouplingBuilder(tree.name, queue_depth)
+        self.b.reserve("return", *output_names(self.src))
         self._raw, self._indexed = {}, 0
         self.scalars, self.arrays = self._signature(tree)
         for node in ast.walk(tree):
@@ -846,6 +848,12 @@ class _Compiler(MemoryLowering):
                 not isinstance(call.args[0].value, str):
             self.src.refuse(call, "out", "out takes a constant name and a value", 'write out("name", v)')
         name = call.args[0].value
+        if not name.isidentifier() or name == "return":
+            self.src.refuse(call, f"output {name!r}", "an output's name is a Python identifier other than "
+                            "'return' (the kernel's return value has that name)", 'write out("name", v)')
+        if name in self.arrays:
+            self.src.refuse(call, f"output {name!r}", f"{name} is an array of the kernel, and a case's "
+                            "expect names arrays and outputs alike", "use another name")
         self._sink_name(call, name)
         value = self.expr(region, call.args[1])
         if isinstance(value, Const) and value.value == 1 and region.done is not None:
@@ -854,9 +862,9 @@ class _Compiler(MemoryLowering):
         self.b.sink(name, self.token(region, value))
 
     def _sink_name(self, node, name):
-        if name in self.sinks or name in self.tasks or name in self.b.graph.nodes:
+        if name in self.sinks or name in self.tasks:
             self.src.refuse(node, f"output {name!r}", "each output name has one out() site and must "
-                            "differ from task names and 'return'", "use another name")
+                            "differ from task names", "use another name")
         self.sinks.add(name)
 
     # Ripple ---------------------------------------------------------------------------------

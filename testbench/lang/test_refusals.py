@@ -3,7 +3,7 @@
 
 import pytest
 
-from ripple_core.lang import Array, LangError, atomic, compile_kernel, ind, inline, kernel, push
+from ripple_core.lang import Array, LangError, atomic, compile_kernel, ind, inline, kernel, out, push
 from ripple_core.lang.reference import run_reference
 
 from .check import agree
@@ -278,6 +278,21 @@ def true_divides(a: int):
     return a / 2
 
 
+@kernel
+def outputs_return(a: int):
+    out("return", a)
+
+
+@kernel
+def outputs_an_array_name(A: Array):
+    out("A", 1)
+
+
+@kernel
+def outputs_no_name(a: int):
+    out("", a)
+
+
 CASES = [
     (divides, "operator //.*no divider.*use >> and &"),
     (modulo, "operator %.*no divider"),
@@ -319,6 +334,9 @@ CASES = [
     (divides_by_zero, "operator //: the divisor is the constant 0"),
     (powers, "operator \\*\\*: the fabric has no power operator.*1 << k"),
     (true_divides, "operator /: true division makes a float.*write //"),
+    (outputs_return, "output 'return': an output's name is a Python identifier other than 'return'"),
+    (outputs_an_array_name, "output 'A': A is an array of the kernel.*use another name"),
+    (outputs_no_name, "output '': an output's name is a Python identifier"),
 ]
 
 
@@ -367,3 +385,22 @@ def augmented_constant_division(A: Array):
 def test_augmented_division_of_constants_folds_like_c():
     agree(augmented_constant_division, {}, {"A": [0]})
     assert run_reference(augmented_constant_division, {}, {"A": [0]})[0]["A"] == [-29]
+
+
+@pytest.mark.parametrize("k", range(1, 8))
+def test_outputs_and_tasks_may_have_names_like_an_operators(k):
+    """The compiler names operators add1, sub2, ...; a user's output or task of such a name keeps it."""
+    from ripple_core.lang.random_kernels import kernel_from_source
+
+    named = kernel_from_source(f"""
+from ripple_core.lang import Array, kernel, out, push
+
+@kernel
+def named(A: Array, n: int):
+    async def add{k}(v):
+        A[v] = v + 1
+    out("sub{k}", n - 1)
+    for i in range(n):
+        push(add{k}, i + 1)
+""", "named", HERE)
+    agree(named, {"n": 3}, {"A": [0] * 4})
