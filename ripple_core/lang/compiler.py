@@ -977,6 +977,11 @@ class _Compiler(MemoryLowering):
             self.b.sink("return", self.token(root, self.expr(root, result.value)))
         self.b._tasks = [t for t in self.b._tasks if t.sites or not isinstance(  # async for in dead code
             self.tasks[t.name].node, ast.AsyncFor)]
+        for handle in self.b._tasks:
+            if not handle.sites:
+                self.src.refuse(self.tasks[handle.name].node, f"task {handle.name!r}", "is never pushed, so "
+                                "its body never runs", f"push it with push({handle.name}, ...) from the "
+                                "kernel body or another task, or remove it")
         try:
             graph = self.b.build()
         except GraphError as error:

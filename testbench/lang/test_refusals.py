@@ -293,6 +293,14 @@ def outputs_no_name(a: int):
     out("", a)
 
 
+@kernel
+def never_pushed(A: Array, n: int):
+    @ind
+    async def task(v):
+        A[v] = 1
+    A[0] = n
+
+
 CASES = [
     (divides, "operator //.*no divider.*use >> and &"),
     (modulo, "operator %.*no divider"),
@@ -337,12 +345,17 @@ CASES = [
     (outputs_return, "output 'return': an output's name is a Python identifier other than 'return'"),
     (outputs_an_array_name, "output 'A': A is an array of the kernel.*use another name"),
     (outputs_no_name, "output '': an output's name is a Python identifier"),
+    (never_pushed, "task 'task': is never pushed.*push it with push\\(task, ...\\)"),
 ]
 
 
 @pytest.mark.parametrize("kernel_fn, pattern", CASES, ids=[k.__name__ for k, _ in CASES])
 def test_refusal(kernel_fn, pattern):
     print(refused(kernel_fn, pattern))
+
+
+def test_a_task_never_pushed_is_refused_at_its_own_line():
+    assert f"{HERE}:{never_pushed.fn.__code__.co_firstlineno + 3}:" in refused(never_pushed, "never pushed")
 
 
 def test_ordered_mode_refuses_ripple_constructs():
