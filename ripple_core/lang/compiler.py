@@ -99,6 +99,7 @@ _REFUSED_EXPRESSIONS = {
     ast.Starred: ("star", "unpacking is not supported", "pass each value"),
     ast.Slice: ("slice", "arrays are indexed one word at a time", "loop over the indices"),
     ast.Yield: ("yield", "generators are not supported", "write a for loop"),
+    ast.YieldFrom: ("yield from", "generators are not supported", "write a for loop"),
 }
 
 
@@ -519,8 +520,18 @@ class _Compiler(MemoryLowering):
             if isinstance(value.func, ast.Name) and value.func.id == "print":
                 self.src.refuse(value, "print", "the fabric has no console",
                                 'send values with out("name", v)')
+            self._refuse_unimported(value.func)
+        elif type(value) in _REFUSED_EXPRESSIONS:
+            self.expr(region, value)            # refuses with the construct's own message
         self.src.refuse(node, "expression statement", "a bare expression has no effect",
                         "assign it, store it, push it or out() it")
+
+    def _refuse_unimported(self, func):
+        """``push``/``out``/``atomic`` used without importing them from ripple_core.lang."""
+        if isinstance(func, ast.Name) and func.id in ("push", "out", "atomic") and \
+                marker_of(self.src.names, func) is None:
+            self.src.refuse(func, f"{func.id}()", f"{func.id} is not ripple_core.lang's {func.id} here",
+                            f"import it: from ripple_core.lang import {func.id}")
 
     def stmt_Return(self, region, node):
         self.src.refuse(node, "return", "a kernel returns only from its last statement (and tasks not at "
@@ -824,6 +835,12 @@ class _Compiler(MemoryLowering):
             raise LangError(src.where(node or src.tree), f"read of {name!r} in task {task!r}",
                             "a task reads only kernel arguments, its parameters and its own variables",
                             f"pass {name} as a push argument")
+        if (name in src.names or hasattr(builtins, name)) and not (src is self.kernel_src and
+                                                                   name in self.kernel_locals):
+            kind = type(value).__name__ if name in src.names else "Python builtin"
+            raise LangError(src.where(node or src.tree), f"name {name!r}", f"is a {kind}, and a kernel reads "
+                            "only the int constants and @inline helpers of its module", "make it an int "
+                            "constant (floats: scale to fixed point), or pass it as an argument")
         raise LangError(src.where(node or src.tree), f"name {name!r}", "is read before it is assigned on "
                         "this path (or is not a kernel argument, an int constant or a helper)",
                         "assign it on every path before reading it")
@@ -923,6 +940,8 @@ class _Compiler(MemoryLowering):
     def stmt_With(self, region, node):
         item = node.items[0] if len(node.items) == 1 else None
         call = item.context_expr if item else None
+        if isinstance(call, ast.Call):
+            self._refuse_unimported(call.func)
         if item is None or not isinstance(call, ast.Call) or marker_of(self.src.names, call.func) != "atomic":
             self.src.refuse(node, "with", "the only context is atomic(address)", "write with atomic(a):")
         if item.optional_vars is not None or len(call.args) != 1 or call.keywords:

@@ -301,6 +301,24 @@ def never_pushed(A: Array, n: int):
     A[0] = n
 
 
+SCALE = 1.5
+
+
+@kernel
+def reads_a_float_constant(a: int):
+    return a + SCALE
+
+
+@kernel
+def reads_a_builtin(A: Array):
+    A[0] = len
+
+
+@kernel
+async def awaits(n: int):
+    await n
+
+
 CASES = [
     (divides, "operator //.*no divider.*use >> and &"),
     (modulo, "operator %.*no divider"),
@@ -346,6 +364,9 @@ CASES = [
     (outputs_an_array_name, "output 'A': A is an array of the kernel.*use another name"),
     (outputs_no_name, "output '': an output's name is a Python identifier"),
     (never_pushed, "task 'task': is never pushed.*push it with push\\(task, ...\\)"),
+    (reads_a_float_constant, "name 'SCALE': is a float, and a kernel reads only the int constants"),
+    (reads_a_builtin, "name 'len': is a Python builtin"),
+    (awaits, "await: tasks do not wait for each other"),
 ]
 
 
@@ -417,3 +438,19 @@ def named(A: Array, n: int):
         push(add{k}, i + 1)
 """, "named", HERE)
     agree(named, {"n": 3}, {"A": [0] * 4})
+
+
+@pytest.mark.parametrize("statement,marker", [("out('x', n)", "out"), ("push(n, n)", "push"),
+                                              ("with atomic(n):\n        pass", "atomic")])
+def test_a_marker_used_without_its_import_is_named(statement, marker):
+    from ripple_core.lang.random_kernels import kernel_from_source
+
+    forgot = kernel_from_source(f"""
+from ripple_core.lang import kernel
+
+@kernel
+def forgot(n: int):
+    {statement}
+""", "forgot", HERE)
+    refused(forgot, f"{marker}\\(\\): {marker} is not ripple_core.lang's {marker} here; import it: "
+            f"from ripple_core.lang import {marker}")
