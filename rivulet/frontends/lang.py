@@ -79,6 +79,23 @@ def defines_kernels(path: Path) -> bool:
     return any(_decorated_kernel(node) for node in functions)
 
 
+def _redefined_kernel(path: Path) -> str | None:
+    """A kernel's name defined twice at the top of the file: Python keeps the last definition,
+    so the other would be silently ignored."""
+    try:
+        tree = ast.parse(path.read_text(), str(path))
+    except (SyntaxError, ValueError, OSError):
+        return None             # importing the file reports it
+    first = {}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            if node.name in first and (_decorated_kernel(node) or _decorated_kernel(first[node.name])):
+                return (f"{path}:{node.lineno}: kernel {node.name!r} is defined again (first at line "
+                        f"{first[node.name].lineno}), and Python keeps only the last; rename one")
+            first[node.name] = node
+    return None
+
+
 @dataclass
 class LoadedKernel:
     """The chosen kernel of a file, compiled: its module (for ``cases()`` and ``FABRIC``)."""
@@ -115,6 +132,8 @@ def load_kernel(path: Path, *, kernel: str | None = None, mode: str | None = Non
     if mode is not None and mode not in MODES:
         raise FrontendError(f"--mode {mode!r}: choose one of: {', '.join(MODES)}")
     module = _module(path)
+    if redefined := _redefined_kernel(path):
+        raise FrontendError(redefined)
     kernels = _kernels(path, module)
     names = ", ".join(kernels) or "none"
     if kernel is not None:
@@ -122,8 +141,8 @@ def load_kernel(path: Path, *, kernel: str | None = None, mode: str | None = Non
             raise FrontendError(f"{path}: --kernel {kernel!r} is not a kernel of the file; "
                                 f"its kernels: {names}")
         chosen = kernels[kernel]
-    elif len(kernels) == 1:
-        (chosen,) = kernels.values()
+    elif len(set(kernels.values())) == 1:         # one kernel, perhaps under several names
+        chosen = next(iter(kernels.values()))
     elif not kernels:
         raise FrontendError(f"{path} defines no @kernel function of its own")
     else:
