@@ -791,6 +791,9 @@ class _Compiler(MemoryLowering):
         if any(c is callee for c, _ in self.inlining) or callee.fn is self.src.fn:
             self.src.refuse(node, f"recursive call of {tree.name}", "calls are inlined, so recursion "
                             "cannot end", "write a loop, or a task that pushes itself (mode ripple)")
+        if isinstance(tree, ast.AsyncFunctionDef):
+            src.refuse(tree, f"helper {tree.name}", "an async def helper returns a coroutine in Python, not "
+                       "its value", "write the helper as a plain def")
         params = tree.args
         if params.vararg or params.kwarg or params.kwonlyargs or params.defaults or params.posonlyargs:
             src.refuse(tree, f"helper {tree.name}", "helpers take plain positional parameters",

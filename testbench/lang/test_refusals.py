@@ -319,6 +319,16 @@ async def awaits(n: int):
     await n
 
 
+@inline
+async def async_helper(x: int):
+    return x
+
+
+@kernel
+def calls_an_async_helper(a: int):
+    return async_helper(a)
+
+
 CASES = [
     (divides, "operator //.*no divider.*use >> and &"),
     (modulo, "operator %.*no divider"),
@@ -367,6 +377,7 @@ CASES = [
     (reads_a_float_constant, "name 'SCALE': is a float, and a kernel reads only the int constants"),
     (reads_a_builtin, "name 'len': is a Python builtin"),
     (awaits, "await: tasks do not wait for each other"),
+    (calls_an_async_helper, "helper async_helper: an async def helper returns a coroutine.*plain def"),
 ]
 
 
