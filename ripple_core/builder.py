@@ -70,6 +70,7 @@ class Builder:
         self._tasks: list[TaskHandle] = []
         self._count = 0
         self._depths = {}           # QUEUE node -> (depth, spill) of its slots
+        self._reserved: set[str] = set()    # names given later (outputs, tasks): no operator takes one
 
     # operands -------------------------------------------------------------------------------
     def scalar(self, name: str, *, hold: bool = True) -> Input:
@@ -96,8 +97,15 @@ class Builder:
         return Wire(label)
 
     # operators ------------------------------------------------------------------------------
+    def reserve(self, *names: str):
+        """Keep ``names`` from the automatic names of operators: a node named later (a host output,
+        a task) would otherwise clash with an operator that happened to get the same name."""
+        self._reserved.update(names)
+
     def op(self, op: str, *inputs, name: str | None = None, **attrs) -> Ref:
         self._count += 1
+        while not name and f"{op.lower()}{self._count}" in self._reserved:
+            self._count += 1
         name = name or f"{op.lower()}{self._count}"
         self.graph.add(name, op, [], **attrs)
         self._pending.append((name, list(inputs)))
@@ -181,6 +189,7 @@ class Builder:
             raise GraphError(f"task {name!r}: credits={credits!r}; give an integer >= 1, and only to a task "
                              f"that is not ind (an ind task's invocations are not counted)")
         handle = TaskHandle(name, params, ind, depth, spill, credits=credits)
+        self.reserve(name)
         self._tasks.append(handle)
         return handle
 

@@ -9,10 +9,11 @@ scope (``async def`` bodies, ``async for`` bodies), since those run as tasks of 
 import ast
 import builtins
 
-from .api import atomic, ind, out, push
+from .api import Kernel, atomic, ind, out, push
+from .source import source_of
 
 __all__ = ["MARKERS", "marker_of", "scope_walk", "assigned_names", "read_names", "tok", "acc",
-           "memory_sites", "assigned_effects", "uses_ripple", "push_targets"]
+           "memory_sites", "assigned_effects", "uses_ripple", "output_names", "push_targets"]
 
 MARKERS = {"push": push, "out": out, "atomic": atomic, "ind": ind, "range": builtins.range}
 
@@ -122,6 +123,25 @@ def uses_ripple(stmts, names: dict) -> ast.AST | None:
         if isinstance(node, ast.Call) and marker_of(names, node.func) in ("push", "atomic"):
             return node
     return None
+
+
+def output_names(src) -> set[str]:
+    """The constant names of the ``out()`` calls of a kernel and of the helpers it calls: the
+    builder reserves them before any operator is named, so that none takes an output's name."""
+    found, seen, sources = set(), set(), [src]
+    while sources:
+        current = sources.pop()
+        for node in ast.walk(current.tree):
+            if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
+                continue
+            callee = current.names.get(node.func.id)
+            if marker_of(current.names, node.func) == "out" and node.args and \
+                    isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+                found.add(node.args[0].value)
+            elif isinstance(callee, Kernel) and callee.fn not in seen:
+                seen.add(callee.fn)
+                sources.append(source_of(callee))
+    return found
 
 
 def push_targets(stmts, names: dict) -> tuple[set[str], list]:

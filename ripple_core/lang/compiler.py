@@ -33,6 +33,7 @@ from .analysis import (
     assigned_names,
     marker_of,
     memory_sites,
+    output_names,
     read_names,
     tok,
     uses_ripple,
@@ -49,6 +50,17 @@ __all__ = ["compile_kernel"]
 _BINOPS = {ast.Add: "ADD", ast.Sub: "SUB", ast.Mult: "MUL", ast.BitAnd: "AND", ast.BitOr: "OR",
            ast.BitXor: "XOR", ast.LShift: "SHL", ast.RShift: "ASHR"}
 _COMPARES = {ast.Eq: "EQ", ast.NotEq: "NE", ast.Lt: "SLT", ast.LtE: "SLE", ast.Gt: "SGT", ast.GtE: "SGE"}
+_SYMBOLS = {ast.FloorDiv: "//", ast.Mod: "%", ast.Div: "/", ast.Pow: "**", ast.MatMult: "@"}
+_UNSUPPORTED_OPERATORS = {   # symbol -> (why it is refused, what to write instead)
+    "//": ("the fabric has no divider; only constant operands are folded",
+           "for a power-of-two divisor of a value known to be >= 0 use >> and &"),
+    "%": ("the fabric has no divider; only constant operands are folded",
+          "for a power-of-two divisor of a value known to be >= 0 use & (divisor - 1)"),
+    "/": ("true division makes a float and values are 32-bit ints",
+          "write // for integer division (constant operands only), or >> for a power of two"),
+    "**": ("the fabric has no power operator", "write 1 << k for 2 ** k, or multiply out"),
+    "@": ("there are no matrices", "write the loops"),
+}
 _ROOT_OPS = ("STORE", "SINK", "ACQUIRE", "RELEASE", "TASK", "QUEUE", "ARB")
 _REFUSED_STATEMENTS = {
     ast.Break: ("break", "loops exit only through their condition", "fold the exit test into the "
@@ -87,6 +99,7 @@ _REFUSED_EXPRESSIONS = {
     ast.Starred: ("star", "unpacking is not supported", "pass each value"),
     ast.Slice: ("slice", "arrays are indexed one word at a time", "loop over the indices"),
     ast.Yield: ("yield", "generators are not supported", "write a for loop"),
+    ast.YieldFrom: ("yield from", "generators are not supported", "write a for loop"),
 }
 
 
@@ -164,6 +177,7 @@ class _Compiler(MemoryLowering):
         self.caches: list = []          # loop headers' INVARIANT tables
         tree = self.src.tree
         self.b = _DecouplingBuilder(tree.name, queue_depth)
+        self.b.reserve("return", *output_names(self.src))
         self._raw, self._indexed = {}, 0
         self.scalars, self.arrays = self._signature(tree)
         for node in ast.walk(tree):
@@ -322,17 +336,24 @@ class _Compiler(MemoryLowering):
         return value
 
     def expr_BinOp(self, region, node):
-        op = _BINOPS.get(type(node.op))
         a, b = self.expr(region, node.left), self.expr(region, node.right)
-        if op is None:
-            symbol = {ast.FloorDiv: "//", ast.Mod: "%", ast.Div: "/", ast.Pow: "**", ast.MatMult: "@"}.get(
-                type(node.op), type(node.op).__name__)
-            if isinstance(a, Const) and isinstance(b, Const) and symbol in ("//", "%") and b.value:
-                return Const(_c_divide(a.value, b.value, symbol))
-            self.src.refuse(node, f"operator {symbol}", "the fabric has no divider (and no floats); "
-                            "only constant operands are folded", "for a power-of-two divisor of a value "
-                            "known to be >= 0 use >> and &")
-        return self.binop(region, op, a, b)
+        return self.arithmetic(region, node, a, b)
+
+    def arithmetic(self, region, node, a, b):
+        """``a op b`` for the operator of ``node`` (a BinOp or an AugAssign, which share this so
+        that ``x //= 2`` is folded or refused exactly as ``x // 2`` is)."""
+        op = _BINOPS.get(type(node.op))
+        if op is not None:
+            return self.binop(region, op, a, b)
+        symbol = _SYMBOLS[type(node.op)]
+        constant = isinstance(a, Const) and isinstance(b, Const)
+        if symbol in ("//", "%") and constant:
+            if b.value == 0:
+                self.src.refuse(node, f"operator {symbol}", "the divisor is the constant 0",
+                                "divide by a nonzero constant")
+            return Const(_c_divide(a.value, b.value, symbol))
+        why, hint = _UNSUPPORTED_OPERATORS[symbol]
+        self.src.refuse(node, f"operator {symbol}", why, hint)
 
     def expr_UnaryOp(self, region, node):
         value = self.expr(region, node.operand)
@@ -471,22 +492,17 @@ class _Compiler(MemoryLowering):
                             "change inside the block", "assign to another variable")
 
     def stmt_AugAssign(self, region, node):
-        op = _BINOPS.get(type(node.op))
-        fake = ast.BinOp(left=ast.Constant(0), op=node.op, right=node.value)
-        ast.copy_location(fake, node)
         if isinstance(node.target, ast.Name):
             self._check_assignable(node.target)
             current = self.expr_Name(region, ast.Name(node.target.id, ast.Load(), lineno=node.lineno))
-            if op is None:
-                self.expr_BinOp(region, fake)       # refuses with the operator's message
-            region.write(node.target.id, self.binop(region, op, current, self.expr(region, node.value)))
+            value = self.arithmetic(region, node, current, self.expr(region, node.value))
+            region.write(node.target.id, value)
         elif isinstance(node.target, ast.Subscript):
             array = self._array_of(node.target)
             index = self.expr(region, node.target.slice)
             current = self.load(region, array, index)
-            if op is None:
-                self.expr_BinOp(region, fake)
-            self.store(region, array, index, self.binop(region, op, current, self.expr(region, node.value)))
+            value = self.arithmetic(region, node, current, self.expr(region, node.value))
+            self.store(region, array, index, value)
         else:
             self.src.refuse(node, "augmented assignment", "only variables and array words can be "
                             "assigned", "assign to a name or A[i]")
@@ -504,8 +520,18 @@ class _Compiler(MemoryLowering):
             if isinstance(value.func, ast.Name) and value.func.id == "print":
                 self.src.refuse(value, "print", "the fabric has no console",
                                 'send values with out("name", v)')
+            self._refuse_unimported(value.func)
+        elif type(value) in _REFUSED_EXPRESSIONS:
+            self.expr(region, value)            # refuses with the construct's own message
         self.src.refuse(node, "expression statement", "a bare expression has no effect",
                         "assign it, store it, push it or out() it")
+
+    def _refuse_unimported(self, func):
+        """``push``/``out``/``atomic`` used without importing them from ripple_core.lang."""
+        if isinstance(func, ast.Name) and func.id in ("push", "out", "atomic") and \
+                marker_of(self.src.names, func) is None:
+            self.src.refuse(func, f"{func.id}()", f"{func.id} is not ripple_core.lang's {func.id} here",
+                            f"import it: from ripple_core.lang import {func.id}")
 
     def stmt_Return(self, region, node):
         self.src.refuse(node, "return", "a kernel returns only from its last statement (and tasks not at "
@@ -765,6 +791,9 @@ class _Compiler(MemoryLowering):
         if any(c is callee for c, _ in self.inlining) or callee.fn is self.src.fn:
             self.src.refuse(node, f"recursive call of {tree.name}", "calls are inlined, so recursion "
                             "cannot end", "write a loop, or a task that pushes itself (mode ripple)")
+        if isinstance(tree, ast.AsyncFunctionDef):
+            src.refuse(tree, f"helper {tree.name}", "an async def helper returns a coroutine in Python, not "
+                       "its value", "write the helper as a plain def")
         params = tree.args
         if params.vararg or params.kwarg or params.kwonlyargs or params.defaults or params.posonlyargs:
             src.refuse(tree, f"helper {tree.name}", "helpers take plain positional parameters",
@@ -809,6 +838,12 @@ class _Compiler(MemoryLowering):
             raise LangError(src.where(node or src.tree), f"read of {name!r} in task {task!r}",
                             "a task reads only kernel arguments, its parameters and its own variables",
                             f"pass {name} as a push argument")
+        if (name in src.names or hasattr(builtins, name)) and not (src is self.kernel_src and
+                                                                   name in self.kernel_locals):
+            kind = type(value).__name__ if name in src.names else "Python builtin"
+            raise LangError(src.where(node or src.tree), f"name {name!r}", f"is a {kind}, and a kernel reads "
+                            "only the int constants and @inline helpers of its module", "make it an int "
+                            "constant (floats: scale to fixed point), or pass it as an argument")
         raise LangError(src.where(node or src.tree), f"name {name!r}", "is read before it is assigned on "
                         "this path (or is not a kernel argument, an int constant or a helper)",
                         "assign it on every path before reading it")
@@ -833,6 +868,12 @@ class _Compiler(MemoryLowering):
                 not isinstance(call.args[0].value, str):
             self.src.refuse(call, "out", "out takes a constant name and a value", 'write out("name", v)')
         name = call.args[0].value
+        if not name.isidentifier() or name == "return":
+            self.src.refuse(call, f"output {name!r}", "an output's name is a Python identifier other than "
+                            "'return' (the kernel's return value has that name)", 'write out("name", v)')
+        if name in self.arrays:
+            self.src.refuse(call, f"output {name!r}", f"{name} is an array of the kernel, and a case's "
+                            "expect names arrays and outputs alike", "use another name")
         self._sink_name(call, name)
         value = self.expr(region, call.args[1])
         if isinstance(value, Const) and value.value == 1 and region.done is not None:
@@ -841,9 +882,9 @@ class _Compiler(MemoryLowering):
         self.b.sink(name, self.token(region, value))
 
     def _sink_name(self, node, name):
-        if name in self.sinks or name in self.tasks or name in self.b.graph.nodes:
+        if name in self.sinks or name in self.tasks:
             self.src.refuse(node, f"output {name!r}", "each output name has one out() site and must "
-                            "differ from task names and 'return'", "use another name")
+                            "differ from task names", "use another name")
         self.sinks.add(name)
 
     # Ripple ---------------------------------------------------------------------------------
@@ -902,6 +943,8 @@ class _Compiler(MemoryLowering):
     def stmt_With(self, region, node):
         item = node.items[0] if len(node.items) == 1 else None
         call = item.context_expr if item else None
+        if isinstance(call, ast.Call):
+            self._refuse_unimported(call.func)
         if item is None or not isinstance(call, ast.Call) or marker_of(self.src.names, call.func) != "atomic":
             self.src.refuse(node, "with", "the only context is atomic(address)", "write with atomic(a):")
         if item.optional_vars is not None or len(call.args) != 1 or call.keywords:
@@ -956,6 +999,11 @@ class _Compiler(MemoryLowering):
             self.b.sink("return", self.token(root, self.expr(root, result.value)))
         self.b._tasks = [t for t in self.b._tasks if t.sites or not isinstance(  # async for in dead code
             self.tasks[t.name].node, ast.AsyncFor)]
+        for handle in self.b._tasks:
+            if not handle.sites:
+                self.src.refuse(self.tasks[handle.name].node, f"task {handle.name!r}", "is never pushed, so "
+                                "its body never runs", f"push it with push({handle.name}, ...) from the "
+                                "kernel body or another task, or remove it")
         try:
             graph = self.b.build()
         except GraphError as error:

@@ -156,6 +156,7 @@ def _function(target, runtime, cache):
     src = source_of(fn)
     tree = _Rewrite().visit(copy.deepcopy(src.tree))
     tree.decorator_list = []
+    ast.increment_lineno(tree, src.first_line - 1)     # a traceback names the file's own lines
     module = ast.fix_missing_locations(ast.Module([tree], type_ignores=[]))
     namespace = dict(src.names)
     for name, value in src.names.items():

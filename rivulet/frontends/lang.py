@@ -35,7 +35,7 @@ from ripple_core.ops import wrap
 from ripple_core.riptide import CASE_FIELDS, load_vectors
 from rivulet.errors import RunMismatch
 from rsn.fabric_spec import DEFAULT_FABRIC
-from rsn.words import words_problem
+from rsn.words import word_problem, words_problem
 
 from .program_file import USER_CODE_ERRORS, _bind, _located, _module
 from .protocol import FrontendError, Options, Workload
@@ -79,6 +79,23 @@ def defines_kernels(path: Path) -> bool:
     return any(_decorated_kernel(node) for node in functions)
 
 
+def _redefined_kernel(path: Path) -> str | None:
+    """A kernel's name defined twice at the top of the file: Python keeps the last definition,
+    so the other would be silently ignored."""
+    try:
+        tree = ast.parse(path.read_text(), str(path))
+    except (SyntaxError, ValueError, OSError):
+        return None             # importing the file reports it
+    first = {}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            if node.name in first and (_decorated_kernel(node) or _decorated_kernel(first[node.name])):
+                return (f"{path}:{node.lineno}: kernel {node.name!r} is defined again (first at line "
+                        f"{first[node.name].lineno}), and Python keeps only the last; rename one")
+            first[node.name] = node
+    return None
+
+
 @dataclass
 class LoadedKernel:
     """The chosen kernel of a file, compiled: its module (for ``cases()`` and ``FABRIC``)."""
@@ -115,6 +132,8 @@ def load_kernel(path: Path, *, kernel: str | None = None, mode: str | None = Non
     if mode is not None and mode not in MODES:
         raise FrontendError(f"--mode {mode!r}: choose one of: {', '.join(MODES)}")
     module = _module(path)
+    if redefined := _redefined_kernel(path):
+        raise FrontendError(redefined)
     kernels = _kernels(path, module)
     names = ", ".join(kernels) or "none"
     if kernel is not None:
@@ -122,8 +141,8 @@ def load_kernel(path: Path, *, kernel: str | None = None, mode: str | None = Non
             raise FrontendError(f"{path}: --kernel {kernel!r} is not a kernel of the file; "
                                 f"its kernels: {names}")
         chosen = kernels[kernel]
-    elif len(kernels) == 1:
-        (chosen,) = kernels.values()
+    elif len(set(kernels.values())) == 1:         # one kernel, perhaps under several names
+        chosen = next(iter(kernels.values()))
     elif not kernels:
         raise FrontendError(f"{path} defines no @kernel function of its own")
     else:
@@ -182,6 +201,32 @@ def _unordered_names(loaded: LoadedKernel) -> set[str]:
     return {node.name for node in loaded.graph.nodes.values() if node.op == "SINK" and node.name != "return"}
 
 
+def _shape_problem(loaded: LoadedKernel, case: dict) -> str | None:
+    """What is malformed in a case's fields, before anything runs: args and mem must be dicts,
+    mem must hold every array (CPython needs each one), and expect may name only the kernel's
+    arrays and outputs, each with a list of 32-bit words."""
+    graph = loaded.graph
+    for field, what in (("args", "scalar name: value"), ("mem", "array name: list of words"),
+                        ("expect", "array or output name: list of words")):
+        if field in case and not isinstance(case[field], dict):
+            return f"{field} must be a dict of {what}, not {type(case[field]).__name__}"
+    missing = [name for name in graph.arrays if name not in case.get("mem", {})]
+    if missing:
+        return (f"mem has no words for array(s) {', '.join(missing)}; give every array of {graph.name}, "
+                f"e.g. \"{missing[0]}\": [0, 0, 0] ([] for an empty one)")
+    outputs = [node.name for node in graph.nodes.values() if node.op == "SINK"]
+    for name, words in case.get("expect", {}).items():
+        if name not in graph.arrays and name not in outputs:
+            return (f"expect names {name!r}, which is neither an array nor an output of {graph.name} "
+                    f"(arrays: {', '.join(graph.arrays) or 'none'}; outputs: {', '.join(outputs) or 'none'})")
+        if not isinstance(words, list | tuple):
+            return f"expect {name!r} must be a list of words, not {type(words).__name__}; e.g. [{words!r}]"
+        for index, value in enumerate(words):
+            if problem := word_problem(value, 32, "a dataflow word"):
+                return f"expect {name!r} word {index}: {problem}"
+    return None
+
+
 def kernel_cases(loaded: LoadedKernel, parameters: dict | None = None,
                  vectors=None) -> list[tuple[dict, list]]:
     """(case with its ``expect``, problems found before any run) for each case of the file's
@@ -225,6 +270,9 @@ def kernel_cases(loaded: LoadedKernel, parameters: dict | None = None,
         if unknown:
             raise FrontendError(f"{where}: case {k} has fields {unknown}; a case has args, mem and "
                                 f"optionally expect")
+        problem = _shape_problem(loaded, case)
+        if problem:
+            raise FrontendError(f"{where}: case {k}: {problem}")
         try:
             check_inputs(loaded.graph, case.get("args", {}), case.get("mem", {}))
         except GraphError as error:

@@ -85,6 +85,25 @@ def test_a_file_of_several_kernels_needs_kernel(tmp_path, capsys):
      "defines no cases() function"),
     (TWO_KERNELS.replace('"args": {"n": n}', '"args": {}'), ["--kernel", "fill"], "case 0"),
     (TWO_KERNELS.replace("s += i", "s += i / 2"), ["--kernel", "total"], ":9:"),
+    (TWO_KERNELS.replace("def fill(", "def total("), ["--kernel", "total"],
+     ":14: kernel 'total' is defined again (first at line 6), and Python keeps only the last; rename one"),
+    (TWO_KERNELS.replace('"A": [0] * n', '"A": [0] * (n - 1)'), ["--kernel", "fill"],
+     ":16: case 0 on CPython: IndexError: A[3] is outside the array's 3 words"),
+    (TWO_KERNELS.replace('"mem": {"A": [0] * n}', '"mem": [[0] * n]'), ["--kernel", "fill"],
+     "case 0: mem must be a dict of array name: list of words, not list"),
+    (TWO_KERNELS.replace('"args": {"n": n}', '"args": None'), ["--kernel", "fill"],
+     "case 0: args must be a dict of scalar name: value, not NoneType"),
+    (TWO_KERNELS.replace('"mem": {"A": [0] * n}', '"mem": {}'), ["--kernel", "fill"],
+     'case 0: mem has no words for array(s) A; give every array of fill, e.g. "A": [0, 0, 0]'),
+    (TWO_KERNELS.replace('"mem": {}}]', '"mem": {}, "expect": [6]}]'), ["--kernel", "total"],
+     "case 0: expect must be a dict of array or output name: list of words, not list"),
+    (TWO_KERNELS.replace('"mem": {}}]', '"mem": {}, "expect": {"return": 6}}]'), ["--kernel", "total"],
+     "case 0: expect 'return' must be a list of words, not int; e.g. [6]"),
+    (TWO_KERNELS.replace('"mem": {}}]', '"mem": {}, "expect": {"retrun": [6]}}]'), ["--kernel", "total"],
+     "expect names 'retrun', which is neither an array nor an output of total (arrays: none; "
+     "outputs: return)"),
+    (TWO_KERNELS.replace('"mem": {}}]', '"mem": {}, "expect": {"return": [2 ** 32 + 6]}}]'),
+     ["--kernel", "total"], "case 0: expect 'return' word 0: 4294967302 does not fit a dataflow word"),
 ])
 def test_bad_kernel_files_are_refused_in_one_line(tmp_path, capsys, body, argv, message):
     source = tmp_path / "kernels.py"
@@ -92,6 +111,16 @@ def test_bad_kernel_files_are_refused_in_one_line(tmp_path, capsys, body, argv, 
     assert main(["run", str(source), *argv]) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1, err
+
+
+def test_a_kernel_under_two_names_is_one_kernel(tmp_path, capsys):
+    source = tmp_path / "alias.py"
+    source.write_text(TWO_KERNELS.replace("\n\ndef cases(", "\n\nsquares = fill\n\n\ndef cases("))
+    assert main(["run", str(source), "--kernel", "squares", "-D", "n=5"]) == 0
+    assert "all 1 cases pass" in capsys.readouterr().out
+    source.write_text(source.read_text().replace("@kernel\ndef total(", "def total("))
+    assert main(["run", str(source), "-D", "n=5"]) == 0
+    assert "all 1 cases pass" in capsys.readouterr().out
 
 
 def test_an_expect_that_contradicts_cpython_fails_the_case(tmp_path, capsys):

@@ -3,7 +3,10 @@
 
 import pytest
 
-from ripple_core.lang import Array, LangError, atomic, compile_kernel, ind, inline, kernel, push
+from ripple_core.lang import Array, LangError, atomic, compile_kernel, ind, inline, kernel, out, push
+from ripple_core.lang.reference import run_reference
+
+from .check import agree
 
 HERE = __file__.rsplit("/", 1)[-1]
 
@@ -249,6 +252,83 @@ def task_returns(A: Array):
     push(task, 0)
 
 
+@kernel
+def augmented_divides(a: int):
+    a //= 2
+    return a
+
+
+@kernel
+def augmented_word_modulo(A: Array):
+    A[0] %= 4
+
+
+@kernel
+def divides_by_zero(a: int):
+    return a + 7 // 0
+
+
+@kernel
+def powers(a: int):
+    return a + 2 ** 3
+
+
+@kernel
+def true_divides(a: int):
+    return a / 2
+
+
+@kernel
+def outputs_return(a: int):
+    out("return", a)
+
+
+@kernel
+def outputs_an_array_name(A: Array):
+    out("A", 1)
+
+
+@kernel
+def outputs_no_name(a: int):
+    out("", a)
+
+
+@kernel
+def never_pushed(A: Array, n: int):
+    @ind
+    async def task(v):
+        A[v] = 1
+    A[0] = n
+
+
+SCALE = 1.5
+
+
+@kernel
+def reads_a_float_constant(a: int):
+    return a + SCALE
+
+
+@kernel
+def reads_a_builtin(A: Array):
+    A[0] = len
+
+
+@kernel
+async def awaits(n: int):
+    await n
+
+
+@inline
+async def async_helper(x: int):
+    return x
+
+
+@kernel
+def calls_an_async_helper(a: int):
+    return async_helper(a)
+
+
 CASES = [
     (divides, "operator //.*no divider.*use >> and &"),
     (modulo, "operator %.*no divider"),
@@ -285,12 +365,29 @@ CASES = [
     (push_width, "push to task.*1 values for its 2 parameters"),
     (async_for_assigns, "assignment to 's' in async for.*array"),
     (task_returns, "return in a task"),
+    (augmented_divides, "operator //.*no divider.*use >> and &"),
+    (augmented_word_modulo, "operator %.*no divider.*& \\(divisor - 1\\)"),
+    (divides_by_zero, "operator //: the divisor is the constant 0"),
+    (powers, "operator \\*\\*: the fabric has no power operator.*1 << k"),
+    (true_divides, "operator /: true division makes a float.*write //"),
+    (outputs_return, "output 'return': an output's name is a Python identifier other than 'return'"),
+    (outputs_an_array_name, "output 'A': A is an array of the kernel.*use another name"),
+    (outputs_no_name, "output '': an output's name is a Python identifier"),
+    (never_pushed, "task 'task': is never pushed.*push it with push\\(task, ...\\)"),
+    (reads_a_float_constant, "name 'SCALE': is a float, and a kernel reads only the int constants"),
+    (reads_a_builtin, "name 'len': is a Python builtin"),
+    (awaits, "await: tasks do not wait for each other"),
+    (calls_an_async_helper, "helper async_helper: an async def helper returns a coroutine.*plain def"),
 ]
 
 
 @pytest.mark.parametrize("kernel_fn, pattern", CASES, ids=[k.__name__ for k, _ in CASES])
 def test_refusal(kernel_fn, pattern):
     print(refused(kernel_fn, pattern))
+
+
+def test_a_task_never_pushed_is_refused_at_its_own_line():
+    assert f"{HERE}:{never_pushed.fn.__code__.co_firstlineno + 3}:" in refused(never_pushed, "never pushed")
 
 
 def test_ordered_mode_refuses_ripple_constructs():
@@ -319,3 +416,52 @@ def bounded(A: Array, n: int):
                                        "@ind(inflight=2, depth=4)"])
 def test_ind_takes_only_a_positive_inflight(decorator):
     refused(_inflight_kernel(decorator), r"@ind takes one argument, inflight=k, an integer >= 1")
+
+
+@kernel
+def augmented_constant_division(A: Array):
+    x = -7
+    x //= 2
+    y = 7
+    y %= -3
+    A[0] = x * 10 + y
+
+
+def test_augmented_division_of_constants_folds_like_c():
+    agree(augmented_constant_division, {}, {"A": [0]})
+    assert run_reference(augmented_constant_division, {}, {"A": [0]})[0]["A"] == [-29]
+
+
+@pytest.mark.parametrize("k", range(1, 8))
+def test_outputs_and_tasks_may_have_names_like_an_operators(k):
+    """The compiler names operators add1, sub2, ...; a user's output or task of such a name keeps it."""
+    from ripple_core.lang.random_kernels import kernel_from_source
+
+    named = kernel_from_source(f"""
+from ripple_core.lang import Array, kernel, out, push
+
+@kernel
+def named(A: Array, n: int):
+    async def add{k}(v):
+        A[v] = v + 1
+    out("sub{k}", n - 1)
+    for i in range(n):
+        push(add{k}, i + 1)
+""", "named", HERE)
+    agree(named, {"n": 3}, {"A": [0] * 4})
+
+
+@pytest.mark.parametrize("statement,marker", [("out('x', n)", "out"), ("push(n, n)", "push"),
+                                              ("with atomic(n):\n        pass", "atomic")])
+def test_a_marker_used_without_its_import_is_named(statement, marker):
+    from ripple_core.lang.random_kernels import kernel_from_source
+
+    forgot = kernel_from_source(f"""
+from ripple_core.lang import kernel
+
+@kernel
+def forgot(n: int):
+    {statement}
+""", "forgot", HERE)
+    refused(forgot, f"{marker}\\(\\): {marker} is not ripple_core.lang's {marker} here; import it: "
+            f"from ripple_core.lang import {marker}")
