@@ -318,7 +318,7 @@ class _Compiler(MemoryLowering):
 
     def expr_Constant(self, region, node):
         if isinstance(node.value, bool) or isinstance(node.value, int):
-            return Const(wrap(int(node.value)))
+            return self._word(self.src, node, int(node.value), f"constant {node.value}")
         kind = type(node.value).__name__
         self.src.refuse(node, f"{kind} constant", f"values are 32-bit ints, {node.value!r} is a {kind}",
                         "use an int (floats: scale to fixed point)")
@@ -829,11 +829,20 @@ class _Compiler(MemoryLowering):
             self.src, self.scope_arrays, self.plan = saved
             self.inlining.pop()
 
+    @staticmethod
+    def _word(src, node, value: int, construct: str) -> Const:
+        """A literal or module constant as a word: signed or unsigned spelling (-1 and 0xFFFFFFFF
+        are one word), refused beyond that rather than cut to its low 32 bits."""
+        if not -(1 << 31) <= value < 1 << 32:
+            src.refuse(node, construct, "does not fit a 32-bit word (results of arithmetic wrap, "
+                       "constants are not cut)", "use a value from -2**31 to 2**32 - 1")
+        return Const(wrap(value))
+
     def _resolve(self, src, name, task, node=None):
         value = src.names.get(name)
         node = node or self._at
         if isinstance(value, int) and (src is not self.kernel_src or name not in self.kernel_locals):
-            return Const(wrap(int(value)))
+            return self._word(src, node or src.tree, int(value), f"constant {name} = {value}")
         if task is not None and name in self.kernel_locals:
             raise LangError(src.where(node or src.tree), f"read of {name!r} in task {task!r}",
                             "a task reads only kernel arguments, its parameters and its own variables",

@@ -302,6 +302,24 @@ def never_pushed(A: Array, n: int):
 
 
 SCALE = 1.5
+WIDE = (1 << 33) + 1
+LOWEST = -(1 << 31)
+
+
+@kernel
+def wide_literal(a: int):
+    return a + 0x1_0000_0005
+
+
+@kernel
+def wide_constant(a: int):
+    return a + WIDE
+
+
+@kernel
+def edge_constants(A: Array):
+    A[0] = A[0] + 0xFFFF_FFFF
+    A[1] = LOWEST
 
 
 @kernel
@@ -375,6 +393,8 @@ CASES = [
     (outputs_no_name, "output '': an output's name is a Python identifier"),
     (never_pushed, "task 'task': is never pushed.*push it with push\\(task, ...\\)"),
     (reads_a_float_constant, "name 'SCALE': is a float, and a kernel reads only the int constants"),
+    (wide_literal, "constant 4294967301: does not fit a 32-bit word.*from -2\\*\\*31 to 2\\*\\*32 - 1"),
+    (wide_constant, "constant WIDE = 8589934593: does not fit a 32-bit word"),
     (reads_a_builtin, "name 'len': is a Python builtin"),
     (awaits, "await: tasks do not wait for each other"),
     (calls_an_async_helper, "helper async_helper: an async def helper returns a coroutine.*plain def"),
@@ -425,6 +445,12 @@ def augmented_constant_division(A: Array):
     y = 7
     y %= -3
     A[0] = x * 10 + y
+
+
+def test_constants_at_a_words_edges_are_accepted():
+    """0xFFFFFFFF is the word -1 and -2**31 the lowest: both fit, and wrap as CPython's reference does."""
+    agree(edge_constants, {}, {"A": [5, 0]})
+    assert run_reference(edge_constants, {}, {"A": [5, 0]})[0]["A"] == [4, -(1 << 31)]
 
 
 def test_augmented_division_of_constants_folds_like_c():
