@@ -130,7 +130,7 @@ class FpgaResult:
 
 def build(design, name: str, target: str, *, ports=None, seeds=(DEFAULT_SEED,),
           build_root: Path = BUILD_ROOT, classic_abc: bool = False, router: str | None = None,
-          route: bool = True) -> FpgaResult:
+          route: bool = True, detailed_timing: bool = False) -> FpgaResult:
     """Synthesise ``design`` as top module ``name`` on ``target``, then place and route it
     once per seed.
 
@@ -152,6 +152,9 @@ def build(design, name: str, target: str, *, ports=None, seeds=(DEFAULT_SEED,),
     large to route in useful time like for like (a whole 3x3 grid of pe tiles places in about 10
     minutes; routing took 8 to 60 more, and router2 diverged on some). It sits below the routed
     Fmax; bench/results/register_every.md gives the gap on the grids measured both ways.
+
+    ``detailed_timing`` adds nextpnr's per-net arrival times to the report (bench.rsn's
+    ``region_timing`` reads them).
     """
     spec = TARGETS[target]
     run_dir = Path(build_root) / target / name
@@ -159,7 +162,7 @@ def build(design, name: str, target: str, *, ports=None, seeds=(DEFAULT_SEED,),
     (run_dir / "design.il").write_text(rtlil.convert(design, name=name, ports=ports,
                                                      emit_src=True))
     _synthesise(spec, name, run_dir, classic_abc)
-    seed_dirs = [_place_and_route(spec, run_dir, seed, router, route) for seed in seeds]
+    seed_dirs = [_place_and_route(spec, run_dir, seed, router, route, detailed_timing) for seed in seeds]
     if not route:
         return _collect_placed(spec, name, target, run_dir, list(seeds), seed_dirs)
     return _collect(spec, name, target, run_dir, list(seeds), seed_dirs)
@@ -180,14 +183,15 @@ def _synthesise(spec: Target, name: str, run_dir: Path, classic_abc: bool = Fals
 
 
 def _place_and_route(spec: Target, run_dir: Path, seed: int, router: str | None = None,
-                     route: bool = True) -> Path:
+                     route: bool = True, detailed_timing: bool = False) -> Path:
     seed_dir = run_dir / (f"seed{seed}" if route else f"seed{seed}_placed")
     seed_dir.mkdir(exist_ok=True)
     command = [spec.nextpnr, *spec.device_flags, "--package", spec.package,
                "--json", "../synth.json", "--report", "report.json", "--log", "nextpnr.log",
                "--seed", str(seed), "--freq", str(spec.freq_mhz), "--timing-allow-fail",
                *spec.extra_pnr_flags, *(("--router", router) if router else ()),
-               *(() if route else ("--no-route",))]
+               *(() if route else ("--no-route",)),
+               *(("--detailed-timing-report",) if detailed_timing else ())]
     _run(command, seed_dir, "nextpnr.log")
     return seed_dir
 
