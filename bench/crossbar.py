@@ -269,9 +269,6 @@ def markdown(results: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+
 if __name__ == "__main__":      # the suite's options (targets, seeds, workers) live in bench.run
-    import sys
-
-    from .run import main
-
-    main(["--suite", "crossbar", *sys.argv[1:]])
+    raise SystemExit("run this suite with: python -m bench.run --suite crossbar")

@@ -318,9 +318,6 @@ CONCLUSIONS: list[str] = [
 ]
 
 
+
 if __name__ == "__main__":      # the suite's options (targets, seeds, workers) live in bench.run
-    import sys
-
-    from .run import main
-
-    main(["--suite", "memory", *sys.argv[1:]])
+    raise SystemExit("run this suite with: python -m bench.run --suite memory")
