@@ -141,11 +141,12 @@ def step_budget(compiled, spec) -> int | None:
     return LIVELOCK_FACTOR * steps + LIVELOCK_MARGIN
 
 
-def _attempt(compiled, spec, faults, check, excluded, errors) -> tuple[Attempt, object, object]:
+def _attempt(compiled, spec, faults, check, excluded, errors, budget) -> tuple[Attempt, object, object]:
+    """One run of ``compiled`` on ``spec`` with ``faults``, stopped after ``budget`` steps
+    (:func:`step_budget`; None: the model's own limit)."""
     started = time.monotonic()
-    budget = step_budget(compiled, spec)
-    model = FabricModel(spec, faults=faults) if budget is None else \
-        FabricModel(spec, faults=faults, max_steps=budget)
+    limit = {} if budget is None else {"max_steps": budget}
+    model = FabricModel(spec, faults=faults, **limit)
     try:
         result = model.run(compiled.image, compiled.program.host_inputs)
     except DeadlockError as error:
@@ -176,11 +177,12 @@ def run_with_faults(program, spec, faults, *, compile_for, check=_expected_outpu
     recovery = Recovery()
     compiled = compile_for(program, spec)
     errors = tuple(errors)
-    attempt, result, report = _attempt(compiled, spec, faults, check, (), errors)
+    budget = step_budget(compiled, spec)        # the same image on the same fabric: one budget
+    attempt, result, report = _attempt(compiled, spec, faults, check, (), errors, budget)
     recovery.attempts.append(attempt)
     if attempt.outcome != "passed":
         faults = [fault for fault in faults if fault.permanent]     # a transient fault has happened
-        attempt, result, report_again = _attempt(compiled, spec, faults, check, (), errors)
+        attempt, result, report_again = _attempt(compiled, spec, faults, check, (), errors, budget)
         recovery.attempts.append(attempt)
         report = report_again or report
     if attempt.outcome != "passed":
@@ -195,7 +197,8 @@ def run_with_faults(program, spec, faults, *, compile_for, check=_expected_outpu
                 recovery.attempts.append(Attempt((part,), "does not fit", str(error).splitlines()[0],
                                                  time.monotonic() - started))
                 continue
-            attempt, result, _ = _attempt(compiled, narrower, faults, check, (part,), errors)
+            attempt, result, _ = _attempt(compiled, narrower, faults, check, (part,), errors,
+                                          step_budget(compiled, narrower))
             attempt.seconds = time.monotonic() - started        # the compile with the run
             recovery.attempts.append(attempt)
             if attempt.outcome == "passed":
