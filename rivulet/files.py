@@ -9,7 +9,7 @@ import os
 import tempfile
 from pathlib import Path
 
-__all__ = ["write_atomically", "normal_mode", "path_problem"]
+__all__ = ["write_atomically", "write_all_atomically", "normal_mode", "path_problem"]
 
 
 def normal_mode() -> int:
@@ -21,19 +21,33 @@ def normal_mode() -> int:
 
 def write_atomically(path: Path, text: str):
     """Write ``text`` to ``path`` via a temporary file beside it, with :func:`normal_mode`."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    write_all_atomically({path: text})
+
+
+def write_all_atomically(files: dict):
+    """Write each ``{path: text}`` as :func:`write_atomically` does, all or none: every temporary
+    file is written before the first is renamed into place, so a path that cannot be written
+    (a missing permission, a file where a directory must be) leaves none of the files behind."""
+    temporaries = []
     try:
-        descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    except OSError as error:        # name the file asked for, not the temporary one
-        raise type(error)(error.errno, error.strerror, str(path)) from None
-    try:
-        with os.fdopen(descriptor, "w") as file:
-            file.write(text)
-        os.chmod(temporary, normal_mode())
-        os.replace(temporary, path)
+        for path, text in files.items():
+            path = Path(path)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+            except OSError as error:        # name the file asked for, not the temporary one
+                raise type(error)(error.errno, error.strerror, str(path)) from None
+            temporaries.append((temporary, path))
+            with os.fdopen(descriptor, "w") as file:
+                file.write(text)
+            os.chmod(temporary, normal_mode())
+        while temporaries:
+            temporary, path = temporaries[0]
+            os.replace(temporary, path)
+            temporaries.pop(0)
     except BaseException:
-        os.unlink(temporary)
+        for temporary, _ in temporaries:
+            os.unlink(temporary)
         raise
 
 

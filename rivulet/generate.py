@@ -14,7 +14,7 @@ from hw.catalog import build
 from hw.params import ParameterError
 from rsn.fu_kinds import component_catalog
 
-from .files import write_atomically
+from .files import write_all_atomically, write_atomically
 
 __all__ = ["Generated", "generate", "write_atomically"]
 
@@ -42,9 +42,10 @@ def generate(name: str, values: dict, output: Path, *, top: str | None = None,
     component = build(name, component_catalog(), **values)
     text = verilog.convert(component, name=module, emit_src=keep_src,
                            strip_internal_attrs=not keep_src)
-    write_atomically(Path(output), text)
+    files = {Path(output): text}
     if metadata is not None:
-        write_atomically(Path(metadata), json.dumps(component.metadata.as_json(), indent=2) + "\n")
+        files[Path(metadata)] = json.dumps(component.metadata.as_json(), indent=2) + "\n"
+    write_all_atomically(files)         # both or neither: a bad --metadata path leaves no .v behind
     return Generated(Path(output), module, len(text.splitlines()))
 
 
@@ -62,8 +63,8 @@ def generate_fabric(description, directory, *, top: str | None = None,
     text = convert_sharing_units(fabric, name=module, emit_src=keep_src, strip_internal_attrs=not keep_src)
     directory = Path(directory)
     verilog_path, json_path = directory / f"{module}.v", directory / f"{module}.json"
-    write_atomically(verilog_path, text)
-    write_atomically(json_path, json.dumps(describe(spec, fabric.metadata.as_json()), indent=2) + "\n")
+    write_all_atomically({verilog_path: text,
+                          json_path: json.dumps(describe(spec, fabric.metadata.as_json()), indent=2) + "\n"})
     return [verilog_path, json_path]
 
 

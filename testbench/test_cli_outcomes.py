@@ -79,6 +79,18 @@ def test_an_output_path_that_cannot_be_written_is_bad_input(tmp_path, capsys, ar
     assert line == "rivulet: error: " + message.format(tmp=tmp_path), line
 
 
+def test_a_metadata_path_that_cannot_be_written_leaves_no_verilog_behind(tmp_path, capsys):
+    """Both files or neither: the user fixes the path and runs the same command again."""
+    (tmp_path / "file").write_text("")
+    verilog = tmp_path / "q.v"
+    argv = ["generate", "token_queue", "-o", str(verilog), "--metadata", str(tmp_path / "file" / "q.json")]
+    assert main(argv) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"rivulet: error: {tmp_path}/file is a file, and a directory is needed there; remove it or "
+        f"choose another path")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["file"]
+
+
 # --- signals ----------------------------------------------------------------------------------
 
 SLOW = '''
