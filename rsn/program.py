@@ -80,11 +80,13 @@ def compile_program(program: Program, spec: FabricSpec, *, seed: int = 0, max_wi
     seeds tried, see :func:`rsn.route.place_and_route`).
 
     The compiled program's host inputs and memories are the words stored (unsigned, modulo
-    2^width); a value that does not fit, or a host input of the wrong length, raises
+    2^width); a value that does not fit (or an expected output token that no ``data_width``-bit
+    word can equal), or a host input of the wrong length, raises
     :class:`~rsn.checks.ProgramError` before anything is placed.
     """
     program = dataclasses.replace(program, host_inputs=_checked_host_inputs(program, spec),
                                   memories=_checked_memories(program, spec))
+    _check_expected(program, spec)
     routing = place_and_route(spec, program.graph, seed=seed, attempts=attempts)
     tiles = routing.placement.tiles
     switch_phases = switch_uop_phases(routing.routes)
@@ -149,6 +151,19 @@ def _checked_host_inputs(program: Program, spec: FabricSpec) -> dict[str, list[i
                 raise ProgramError(f"host input {port!r} (node {host.node!r}) token {index}: {problem}")
         stored[port] = [as_word(token, spec.data_width) for token in tokens]
     return stored
+
+
+def _check_expected(program: Program, spec: FabricSpec):
+    """Each expected output token must be a ``data_width``-bit word: the fabric returns nothing
+    else, so a wider one (a reference computed on wider words than the fabric carries) could only
+    end the run as a mismatch."""
+    for port, tokens in (program.expected or {}).items():
+        for index, token in enumerate(tokens):
+            problem = word_problem(token, spec.data_width, "the fabric's data_width")
+            if problem:
+                raise ProgramError(f"expected output {port!r} token {index}: {problem}. The program's "
+                                   f"reference computes wider words than this fabric's tokens carry: run "
+                                   f"it on a fabric whose data_width holds its values")
 
 
 def _checked_memories(program: Program, spec: FabricSpec) -> dict[str, dict[int, int]]:

@@ -84,6 +84,28 @@ def test_the_model_takes_host_tokens_modulo_the_width():
     assert FabricModel(compiled.spec).run(compiled.image, program.host_inputs).outputs["out0"] == [255, 5]
 
 
+@pytest.mark.parametrize("expected,message", [
+    ([0, 256], r"expected output 'out0' token 1: 256 does not fit the fabric's data_width of 8 bits; use "
+               r"an integer -128\.\.255 \(signed or unsigned; stored modulo 2\^8\)\. The program's "
+               r"reference computes wider words than this fabric's tokens carry"),
+    ([0xFFFF_FF80, 0], r"expected output 'out0' token 0: 4294967168 does not fit the fabric's data_width"),
+    ([0.5, 0], r"expected output 'out0' token 0: 0\.5 is a float, not an integer"),
+])
+def test_expected_tokens_no_fabric_word_can_equal_are_refused(expected, message):
+    """A reference computed on 32-bit words, run on an 8-bit fabric, is refused before placing,
+    not reported as a mismatch after the run."""
+    program = dataclasses.replace(pass_through([1, 2]), expected={"out0": expected})
+    with pytest.raises(ProgramError, match=message):
+        compile_program(program, line_fabric(8))
+
+
+def test_expected_tokens_may_be_signed_or_unsigned_words():
+    program = dataclasses.replace(pass_through([-1, 5]), expected={"out0": [-1, 5]})
+    compiled = compile_program(program, line_fabric(8))
+    result = FabricModel(compiled.spec).run(compiled.image, compiled.program.host_inputs)
+    assert result.outputs["out0"] == [255, 5]
+
+
 def test_a_short_host_input_is_refused_up_front():
     with pytest.raises(ProgramError, match=r"host input 'in0' \(node 'x'\) is short: the host gives 3 "
                                            r"tokens, but stream x\.o0 -> copy\.i0 declares 5; give 5 "
