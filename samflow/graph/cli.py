@@ -19,7 +19,11 @@ from .dot import GraphError
 from .model import load_graph
 from .run import check_graph, run_graph
 
-__all__ = ["main", "random_tensors", "REFERENCES"]
+__all__ = ["main", "random_tensors", "REFERENCES", "MAX_ENTRIES"]
+
+# The most entries a tensor may have: the inputs are drawn over every entry and the check compares
+# dense arrays, so a matrix of --size N takes N^2 words (2^24 of them: 128 MiB of int64).
+MAX_ENTRIES = 1 << 24
 
 # What each known graph computes, in scipy / numpy, by the graph file's name.
 REFERENCES = {
@@ -62,6 +66,17 @@ def random_tensors(graph, size: int, density: float, seed: int) -> dict:
     return tensors
 
 
+def _check_entries(graph, size: int):
+    """Refuse a size whose largest tensor would not fit in memory, before drawing it."""
+    order = max((fmt.order for fmt in graph.formats.values()), default=0)
+    if size ** order > MAX_ENTRIES:
+        largest = round(MAX_ENTRIES ** (1 / order))
+        largest -= largest ** order > MAX_ENTRIES
+        raise GraphError(f"--size {size}: the graph's order-{order} tensors would have {size ** order:,} "
+                         f"entries, more than the {MAX_ENTRIES:,} drawn and compared densely here; use "
+                         f"--size {largest} or less")
+
+
 def _dense(value):
     return value.toarray() if hasattr(value, "toarray") else np.asarray(value)
 
@@ -78,6 +93,7 @@ def main(argv=None) -> int:
             raise GraphError(f"--size {args.size} --density {args.density}: the size must be at least 1 "
                              "and the density between 0 and 1")
         graph = load_graph(args.graph)
+        _check_entries(graph, args.size)
         plan = check_graph(graph)
         tensors = random_tensors(graph, args.size, args.density, args.seed)
         result = run_graph(graph, tensors, plan)

@@ -56,6 +56,9 @@ def test_a_graph_without_a_reference_runs_and_says_so(tmp_path, capsys):
     (["missing.gv"], "missing.gv: cannot read the graph"),
     (["{spmv}", "--density", "1.5"], "the density between 0 and 1"),
     (["{broken}"], "node 10 (Mul): unknown node type 'mull'"),
+    (["{spmv}", "--size", "100000"], "--size 100000: the graph's order-2 tensors would have 10,000,000,000 "
+                                     "entries, more than the 16,777,216 drawn and compared densely here; use "
+                                     "--size 4096 or less"),
 ])
 def test_bad_input_exits_with_status_2(argv, message, tmp_path, capsys):
     broken = tmp_path / "broken.gv"
