@@ -100,7 +100,8 @@ from pathlib import Path
 
 def program():
     Path(__file__).with_suffix(".started").touch()
-    time.sleep(60)
+    for _ in range(1200):       # short sleeps: the main thread sees the signal whichever thread took it
+        time.sleep(0.05)
 '''
 
 
@@ -108,13 +109,19 @@ def program():
 def test_ctrl_c_and_sigterm_end_with_one_line(tmp_path, number, status):
     path = _program(tmp_path, SLOW, "slow.py")
     run = subprocess.Popen([sys.executable, "-m", "rivulet", "run", str(path)], cwd=REPOSITORY,
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           env={**os.environ, "PYTHONFAULTHANDLER": "1"})
     started = time.monotonic()
     while not path.with_suffix(".started").exists():
         assert run.poll() is None and time.monotonic() - started < 60, run.communicate()
         time.sleep(0.05)
     os.kill(run.pid, number)
-    out, err = run.communicate(timeout=30)
+    try:
+        out, err = run.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        run.send_signal(signal.SIGABRT)         # PYTHONFAULTHANDLER: every thread's stack on stderr
+        out, err = run.communicate()
+        pytest.fail(f"rivulet run did not end within 30 s of signal {number}; where it was:\n{err}")
     assert (run.returncode, err) == (status, "rivulet: interrupted\n")
 
 
