@@ -615,7 +615,21 @@ class _Compiler(MemoryLowering):
                 and isinstance(bound_node.right, ast.Constant) and bound_node.right.value == 1:
             bound_node, cmp = bound_node.left, "SLE"
         bound = self.expr(region, bound_node)
+        self._check_bound(bound_node, bound, cmp)
         return var, start, bound, step.value, cmp
+
+    def _check_bound(self, node, bound, cmp: str):
+        """A constant bound the loop's signed compare would read otherwise than Python does."""
+        if not isinstance(bound, Const):
+            return
+        if cmp == "SLE" and bound.value == (1 << 31) - 1:
+            self.src.refuse(node, "range bound", "range(a, b + 1) with b = 2**31 - 1 would never end: the "
+                            "loop compares i <= b on signed 32-bit words, which always holds",
+                            "loop to a smaller bound")
+        if bound.spelled >= 1 << 31:
+            self.src.refuse(node, f"range bound {bound.spelled}", f"the loop compares signed 32-bit words, "
+                            f"where it reads as {bound.value}, so the loop would not run as in Python",
+                            "use a bound below 2**31")
 
     def _header(self, region, decider, pred, carry_of):
         invariants = {}
@@ -836,7 +850,7 @@ class _Compiler(MemoryLowering):
         if not -(1 << 31) <= value < 1 << 32:
             src.refuse(node, construct, "does not fit a 32-bit word (results of arithmetic wrap, "
                        "constants are not cut)", "use a value from -2**31 to 2**32 - 1")
-        return Const(wrap(value))
+        return Const(wrap(value), spelled=value)
 
     def _resolve(self, src, name, task, node=None):
         value = src.names.get(name)

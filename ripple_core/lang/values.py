@@ -17,8 +17,12 @@ __all__ = ["Const", "Scalar", "STATIC", "Region"]
 
 
 class Const:
-    def __init__(self, value: int):
+    """A word known at compile time (signed, as :func:`ripple_core.ops.wrap` keeps it);
+    ``spelled``: the integer a literal or module constant was written as, when it was one."""
+
+    def __init__(self, value: int, spelled: int | None = None):
         self.value = value
+        self.spelled = value if spelled is None else spelled
 
     def slot(self):
         return hold(self.value)

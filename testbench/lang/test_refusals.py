@@ -304,6 +304,7 @@ def never_pushed(A: Array, n: int):
 SCALE = 1.5
 WIDE = (1 << 33) + 1
 LOWEST = -(1 << 31)
+HIGHEST = (1 << 31) - 1
 
 
 @kernel
@@ -314,6 +315,22 @@ def wide_literal(a: int):
 @kernel
 def wide_constant(a: int):
     return a + WIDE
+
+
+@kernel
+def counts_to_the_top(a: int):
+    s = 0
+    for i in range(a, HIGHEST + 1):
+        s = s + i
+    return s
+
+
+@kernel
+def counts_past_the_top(a: int):
+    s = 0
+    for i in range(a, 0xFFFF_FFFF):
+        s = s + i
+    return s
 
 
 @kernel
@@ -395,6 +412,10 @@ CASES = [
     (reads_a_float_constant, "name 'SCALE': is a float, and a kernel reads only the int constants"),
     (wide_literal, "constant 4294967301: does not fit a 32-bit word.*from -2\\*\\*31 to 2\\*\\*32 - 1"),
     (wide_constant, "constant WIDE = 8589934593: does not fit a 32-bit word"),
+    (counts_to_the_top, "range bound: range\\(a, b \\+ 1\\) with b = 2\\*\\*31 - 1 would never end.*"
+                        "smaller bound"),
+    (counts_past_the_top, "range bound 4294967295: the loop compares signed 32-bit words, where it reads "
+                          "as -1"),
     (reads_a_builtin, "name 'len': is a Python builtin"),
     (awaits, "await: tasks do not wait for each other"),
     (calls_an_async_helper, "helper async_helper: an async def helper returns a coroutine.*plain def"),
