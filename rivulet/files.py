@@ -25,9 +25,9 @@ def write_atomically(path: Path, text: str):
 
 
 def write_all_atomically(files: dict):
-    """Write each ``{path: text}`` as :func:`write_atomically` does, all or none: every temporary
-    file is written before the first is renamed into place, so a path that cannot be written
-    (a missing permission, a file where a directory must be) leaves none of the files behind."""
+    """Write each ``{path: text}`` as :func:`write_atomically` does, every temporary file before
+    the first is renamed into place: a path that cannot be written (a missing permission, a file
+    where a directory must be) leaves none of the files behind."""
     temporaries = []
     try:
         for path, text in files.items():
@@ -41,10 +41,9 @@ def write_all_atomically(files: dict):
             with os.fdopen(descriptor, "w") as file:
                 file.write(text)
             os.chmod(temporary, normal_mode())
-        while temporaries:
-            temporary, path = temporaries[0]
+        for temporary, path in list(temporaries):
             os.replace(temporary, path)
-            temporaries.pop(0)
+            temporaries.remove((temporary, path))
     except BaseException:
         for temporary, _ in temporaries:
             os.unlink(temporary)

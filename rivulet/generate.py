@@ -39,6 +39,9 @@ def generate(name: str, values: dict, output: Path, *, top: str | None = None,
     ``(* src *)`` attributes, which map cells back to Python lines but embed file paths.
     """
     module = _module_name(top, f"rivulet_{name}")
+    if metadata is not None and Path(metadata).resolve() == Path(output).resolve():
+        raise ParameterError(f"--metadata {metadata} is the Verilog file -o names too; give the port list "
+                             f"its own file (e.g. --metadata {Path(output).with_suffix('.json')})")
     component = build(name, component_catalog(), **values)
     text = verilog.convert(component, name=module, emit_src=keep_src,
                            strip_internal_attrs=not keep_src)

@@ -91,6 +91,15 @@ def test_a_metadata_path_that_cannot_be_written_leaves_no_verilog_behind(tmp_pat
     assert sorted(path.name for path in tmp_path.iterdir()) == ["file"]
 
 
+def test_a_metadata_path_that_is_the_verilog_file_is_refused(tmp_path, capsys):
+    verilog = tmp_path / "q.v"
+    assert main(["generate", "token_queue", "-o", str(verilog), "--metadata", str(verilog)]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"rivulet: error: --metadata {verilog} is the Verilog file -o names too; give the port list its own "
+        f"file (e.g. --metadata {tmp_path / 'q.json'})")
+    assert not verilog.exists()
+
+
 # --- signals ----------------------------------------------------------------------------------
 
 SLOW = '''
