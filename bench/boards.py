@@ -191,6 +191,5 @@ def markdown(results: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-
 if __name__ == "__main__":      # the suite's options (targets, seeds, workers) live in bench.run
     raise SystemExit("run this suite with: python -m bench.run --suite boards")

@@ -318,6 +318,5 @@ CONCLUSIONS: list[str] = [
 ]
 
 
-
 if __name__ == "__main__":      # the suite's options (targets, seeds, workers) live in bench.run
     raise SystemExit("run this suite with: python -m bench.run --suite memory")
