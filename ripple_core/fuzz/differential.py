@@ -29,6 +29,13 @@ from .source import Program, evaluate
 __all__ = ["Prepared", "prepare", "model_disagreements", "rtl_disagreements", "NotRunnable"]
 
 
+# Re-placements a fuzzer graph gets before it counts as not routable. Graphs that route take one
+# or two; one that never routes took all of compile_lowering's 64 (four minutes of one core, a
+# test's whole run, on a slow machine). The fuzzer looks for disagreements, not for the router's
+# limits, and skips a graph that does not fit.
+ROUTE_ATTEMPTS = 8
+
+
 class NotRunnable(Exception):
     """The program does not fit the fabric (it does not route, or its graph needs more tiles)."""
 
@@ -60,7 +67,7 @@ def prepare(program: Program, spec, *, name: str, seed: int = 0) -> Prepared:
                       if key in sinks or key in program.arrays}
     lowering = lower_graph(graph, case, spec, name=name)
     try:
-        compiled = compile_lowering(lowering, spec, seed=seed)
+        compiled = compile_lowering(lowering, spec, seed=seed, attempts=ROUTE_ATTEMPTS)
     except (RouteError, ValueError) as error:
         if isinstance(error, LoweringError):
             raise
