@@ -6,8 +6,6 @@ Verilated fabric on RipTide suite graphs packed two operators to a tile, with pr
 and with a shared memory."""
 
 import random
-import tomllib
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -22,9 +20,9 @@ from rsn.cycle_model import TimedFifo, predict_cycles
 from rsn.fabric_spec import parse_fabric
 from rsn.isa import decode, encode
 from rsn.readout import register_reads, split_register_reads
+from testbench.pe_grid import pe_grid
 from testbench.ripple.test_lower import _check, _ripple_programs, needs_suite, suite_cases, suite_graph
 
-REPOSITORY = Path(__file__).resolve().parents[2]
 TILE = parse_fabric({"rows": 1, "cols": 1, "tiles": ["pe"], "data_width": 32,
                      "pe": {"lanes": 2, "mem_depth": 16}}, "one two-lane tile")
 WORDS = [(7 * w + 3) & 0xFFFF_FFFF for w in range(16)]
@@ -35,11 +33,8 @@ def two_lane_fabric(memory: str, rows: int = 4, cols: int = 5):
     memory, on a 4x5 grid: the smallest that places and routes the graphs below two to a tile
     (dmv without STREAM does not route on 4x4 or 3x5). Its 20 tiles build in about two thirds
     of the time of ripple.toml's 30, and the suite builds it with each memory."""
-    data = tomllib.loads((REPOSITORY / "examples" / "fabrics" / "ripple.toml").read_text())
+    data = pe_grid("ripple.toml", rows, cols)
     data["pe"]["lanes"] = 2
-    data.update(rows=rows, cols=cols, tiles=[" ".join(["pe"] * cols)] * rows)
-    for port in data["host_ports"]:
-        port["tile"] = [min(port["tile"][0], rows - 1), cols - 1 if port["side"] == "E" else 0]
     if memory == "shared":
         del data["pe"]["mem_depth"]
         data["memory"] = {"words": 1024, "banks": 4}

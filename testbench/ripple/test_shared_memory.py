@@ -6,7 +6,6 @@ never from the golden models.
 """
 
 import random
-import tomllib
 
 import pytest
 
@@ -21,6 +20,7 @@ from rsn.model import FabricModel
 from rsn.program import SHARED_MEMORY
 from rsn.readout import model_register_reads, register_reads, split_register_reads
 from testbench.native.test_tiers import SMALL_PE_FABRIC
+from testbench.pe_grid import pe_grid
 from testbench.ripple.test_lower import _check, _programs, needs_suite
 
 PRIVATE = load_fabric(REPOSITORY / "examples" / "fabrics" / "ripple.toml")      # 5x6, 64-word banks
@@ -29,12 +29,9 @@ PRIVATE = load_fabric(REPOSITORY / "examples" / "fabrics" / "ripple.toml")      
 def shared_fabric(rows: int, cols: int, words: int = 1024, banks: int = 4):
     """ripple.toml's host ports and parameters on a rows x cols grid of pe tiles with a shared
     memory instead of the private banks."""
-    data = tomllib.loads((REPOSITORY / "examples" / "fabrics" / "ripple.toml").read_text())
+    data = pe_grid("ripple.toml", rows, cols)
     data.pop("pe")
-    data.update(rows=rows, cols=cols, tiles=[" ".join(["pe"] * cols)] * rows,
-                memory={"words": words, "banks": banks})
-    for port in data["host_ports"]:
-        port["tile"] = [min(port["tile"][0], rows - 1), cols - 1 if port["side"] == "E" else 0]
+    data["memory"] = {"words": words, "banks": banks}
     return parse_fabric(data, f"{rows}x{cols} shared-memory fabric")
 
 

@@ -4,9 +4,6 @@ each PE fires depends on the interleaving. The golden model's counts are one sch
 fabric runs another. Each run is judged by the workload's own check (numpy's fixed point), never
 by the golden model's arrays."""
 
-import tomllib
-from pathlib import Path
-
 import pytest
 
 from ripple_core.lang import compile_kernel
@@ -18,19 +15,14 @@ from rsn.fabric_spec import parse_fabric
 from rsn.model import FabricModel
 from rsn.program import SHARED_MEMORY
 from rsn.readout import model_register_reads
+from testbench.pe_grid import pe_grid
 
 from .harness import run_small_case
-
-REPOSITORY = Path(__file__).resolve().parents[2]
 
 
 def _shared_fabric(rows: int, cols: int):
     """ripple_large.toml (shared memory, host ports) on a smaller grid."""
-    data = tomllib.loads((REPOSITORY / "examples" / "fabrics" / "ripple_large.toml").read_text())
-    data.update(rows=rows, cols=cols, tiles=[" ".join(["pe"] * cols)] * rows)
-    for port in data.get("host_ports", []):
-        port["tile"] = [min(port["tile"][0], rows - 1), cols - 1 if port["side"] == "E" else 0]
-    return parse_fabric(data, f"{rows}x{cols} shared-memory fabric")
+    return parse_fabric(pe_grid("ripple_large.toml", rows, cols), f"{rows}x{cols} shared-memory fabric")
 
 
 def _arrays(lowering, words):
