@@ -183,6 +183,9 @@ def _describe(entry: dict) -> str:
 
 def run_suite(args) -> dict:
     quick = args.quick
+    only_pes = getattr(args, "memory_part", "all") == "pes"
+    if only_pes and quick:
+        raise SystemExit("--memory-part pes re-measures the recorded table's PE rows; it has no --quick")
     seeds = (fpga.DEFAULT_SEED,) if quick else tuple(int(s) for s in (args.seeds or SEEDS).split(","))
     out_dir = QUICK_RESULTS if quick else RESULTS
     started = time.perf_counter()
@@ -191,6 +194,8 @@ def run_suite(args) -> dict:
     build_root = str(fpga.BUILD_ROOT)
     if quick:
         memories, abc9_memories, pes = QUICK_MEMORIES, (), ()
+    elif only_pes:
+        return _rerun_pes(args, seeds, stamp, meta, started, build_root)
     else:
         memories, abc9_memories, pes = MEMORIES, ABC9_MEMORIES, PES
     jobs = [(memory_job, *point, True, seeds, build_root) for point in memories]
@@ -215,6 +220,27 @@ def run_suite(args) -> dict:
     return results
 
 
+def _rerun_pes(args, seeds, stamp, meta, started, build_root) -> dict:
+    """The Per PE rows again, with the network rows (whose 17- and 33-port points route for hours)
+    kept as recorded; the PE rows carry their own revision and date (``pes_meta``)."""
+    figures = RESULTS / "memory.json"
+    if not figures.exists():
+        raise SystemExit(f"{relative_path(figures)} is missing: run the whole suite first "
+                         "(python -m bench.run --suite memory)")
+    results = json.loads(figures.read_text())
+    jobs = [(pe_job, bank, ops, TARGET, classic, seeds, build_root) for classic in (True, False)
+            for bank, ops in PES]
+    done = run_jobs(jobs, args.jobs, describe=_describe)
+    meta.update(date=now(), **stamp, seeds=list(seeds), workers=args.jobs,
+                wall_time_s=round(time.perf_counter() - started, 1))
+    results["pes"] = sorted(done, key=lambda e: (e["flow"], e["bank"], not e["ripple_ops"]))
+    results["pes_meta"] = meta
+    write_results(RESULTS, "memory", results, markdown(results))
+    print(markdown(results))
+    print(f"wrote {relative_path(figures)} and memory.md (the PE rows) in {meta['wall_time_s']:.1f} s")
+    return results
+
+
 # ---------------------------------------------------------------------------------------------
 # Markdown
 
@@ -232,6 +258,16 @@ def _path(entry: dict) -> str:
     p = paths[0]
     return (f"`{p['from'][:40]}` -> `{p['to'][:40]}`, {p['logic_levels']} logic levels, "
             f"{p['logic_ns']} ns logic + {p['routing_ns']} ns routing")
+
+
+def _pes_stamp(pes_meta: dict | None) -> list[str]:
+    """The line that dates PE rows measured apart from the network's (``--memory-part pes``)."""
+    if not pes_meta:
+        return []
+    changes = " (with uncommitted changes)" if pes_meta["git_tracked_changes"] else ""
+    return [f"Measured apart from the network rows (`python -m bench.run --suite memory --memory-part "
+            f"pes`): git {pes_meta['git_revision']}{changes}, {pes_meta['date']}, seeds "
+            f"{', '.join(map(str, pes_meta['seeds']))}, wall time {pes_meta['wall_time_s']:.0f} s.", ""]
 
 
 def markdown(results: dict) -> str:
@@ -265,6 +301,7 @@ def markdown(results: dict) -> str:
               f"`RipplePE({PE_DEPTH}, ...)`: private = `mem_depth={PRIVATE_WORDS}` (its own bank); "
               f"shared = `shared_words={SHARED_WORDS}` (a `mem_req`/`mem_resp` port; the memory not "
               "included). Same harness and counting.", "",
+              *_pes_stamp(results.get("pes_meta")),
               "| flow | PE | ripple_ops | LUT | net LUT | FF | net FF | BRAM | Fmax (MHz) |",
               "|---|---|---|---:|---:|---:|---:|---:|---:|"]
     for e in results["pes"]:
@@ -293,6 +330,8 @@ def markdown(results: dict) -> str:
               f"{' (with uncommitted changes)' if meta['git_tracked_changes'] else ''}; "
               f"{meta['date']}; {tools} ({meta['tools']['yosys']}); wall time {meta['wall_time_s']:.0f} s "
               f"with {meta['workers']} worker(s)."]
+    for note in results.get("notes", []):          # said of a recorded run, kept in its figures
+        lines += ["", note]
     return "\n".join(lines) + "\n"
 
 

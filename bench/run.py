@@ -194,6 +194,9 @@ def parse_args(argv=None) -> argparse.Namespace:
                              "default is in bench/rsn.py)")
     parser.add_argument("--boards", default=None,
                         help="boards suite: which boards, comma-separated (default: all)")
+    parser.add_argument("--memory-part", choices=("all", "pes"), default="all",
+                        help="memory suite: 'pes' re-measures only the Per PE rows and keeps the "
+                             "recorded network rows (default: all)")
     return parser.parse_args(argv)
 
 
