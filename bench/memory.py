@@ -340,17 +340,19 @@ CONCLUSIONS: list[str] = [
     "- Per port the network costs about 470 LUT at 9 ports (4 banks), 710 at 17 and 790 at 33 (8 banks; "
     "the last two synthesis only), and it grows faster than the ports: LUT/bank goes 1056, 1503, 3261. "
     "Its FFs are about 140-165 per port.",
-    "- A tile's share against a private bank (flow abc, net LUT): with Ripple's operators, private "
-    "2504 vs shared 1554 + 470..790 = 2020..2340, so the shared tile is 160-480 LUT smaller; without "
-    "them, private 1654 vs shared 1495 + 470..790 = 1960..2290, 310-630 LUT larger. FF: 805 (621 "
-    "without operators) vs 550 + 140..165. BRAM: 1 per private 64-word bank vs 32 for 16384 shared words "
-    "(about 2 per port at 17 ports).",
-    "- Fmax at 9 ports: the network alone 47.3 (abc) / 49.0 MHz (abc9), the shared-port PEs 51.4-53.7 "
-    "MHz, the private-bank PE with Ripple's operators 40.1 / 48.0 MHz. So in a fabric of shared-port PEs "
-    "the network is the slower block, by 3-6 MHz. Its critical path runs from a request's address "
-    "register through decode, the bank's round-robin choice and the granted row into the bank's atomic "
-    "directory (the held-row registers' enable), 17-22 logic levels, 71-78% of the delay routing.",
-    "- A registered request stage could gain at most those 3-6 MHz at 9 ports (up to the PEs' 51-54 "
+    "- A tile's share against a private bank (flow abc, net LUT; the PE rows re-measured at a later "
+    "revision than the network's): with Ripple's operators, private 2982 vs shared 3009 + 470..790 = "
+    "3479..3799, so the shared tile is 500-820 LUT larger (the shared PE also holds its ring buffer and "
+    "the ACQUIRE/RELEASE path); without them, private 1924 vs shared 1564 + 470..790 = 2034..2354, "
+    "110-430 LUT larger. FF: 949 (759 without operators) vs 955 (648) + 140..165. BRAM: 1 per private "
+    "64-word bank vs 32 for 16384 shared words (about 2 per port at 17 ports).",
+    "- Fmax at 9 ports: the network alone 47.3 (abc) / 49.0 MHz (abc9); the shared-port PE with "
+    "Ripple's operators 60.7 / 72.2 MHz (74.9 / 80.0 without), the private-bank PE with them 66.7 / "
+    "68.7 MHz. So in a fabric of shared-port PEs the network is the slowest block, by 13 (abc) to 23 "
+    "MHz (abc9). Its critical path runs from a request's address register through decode, the bank's "
+    "round-robin choice and the granted row into the bank's atomic directory (the held-row registers' "
+    "enable), 17-22 logic levels, 71-78% of the delay routing.",
+    "- A registered request stage could gain up to those 13-23 MHz at 9 ports (up to the PEs' 61-72 "
     "MHz; other fabric blocks not measured here) for a cycle more latency. At 17 ports or more it is not "
     "measured: the 17-port network (12.4k LUTs, half the 25F) had not finished routing after 12 minutes "
     "(overuse still 9151), which says the all-to-all muxes are congested, not how fast they would be.",
