@@ -221,8 +221,9 @@ def run_suite(args) -> dict:
 
 
 def _rerun_pes(args, seeds, stamp, meta, started, build_root) -> dict:
-    """The Per PE rows again, with the network rows (whose 17- and 33-port points route for hours)
-    kept as recorded; the PE rows carry their own revision and date (``pes_meta``)."""
+    """The Per PE rows again, with the network rows kept as recorded (their 17- and 33-port points
+    did not finish routing in an hour); the PE rows carry their own revision and date
+    (``pes_meta``)."""
     figures = RESULTS / "memory.json"
     if not figures.exists():
         raise SystemExit(f"{relative_path(figures)} is missing: run the whole suite first "
