@@ -1,7 +1,8 @@
 """Memory suite: the shared memory network's area and Fmax on ECP5, beside the private-bank PE.
 
 ``python -m bench.run --suite memory`` writes ``bench/results/memory.json`` and ``memory.md``
-(``--quick``: one small memory, one seed, output in ``build/bench/quick/``).
+(``--quick``: one small memory, one seed, output in ``build/bench/quick/``; ``--memory-part pes``:
+the Per PE rows alone, the network rows kept as recorded).
 
 * The network alone: :class:`hw.banked_memory.BankedMemory` at several (ports, banks, words),
   meta_width 1, depth 3, lock_entries 4, with its counters.
