@@ -253,6 +253,13 @@ def _line(entry: dict) -> str:
             f"cocotb {cocotb} cycles/s, bare {entry['bare']['cycles_per_s']:,} cycles/s")
 
 
+def _without(partial_runs: list[dict], fabrics: list[str]) -> list[dict]:
+    """Earlier ``--only`` runs' stamps, less the fabrics measured again (a run left with none goes)."""
+    kept = [{**run, "fabrics": [name for name in run["fabrics"] if name not in fabrics]}
+            for run in partial_runs]
+    return [run for run in kept if run["fabrics"]]
+
+
 def markdown(results: dict) -> str:
     lines = [
         "# Simulation speed: cocotb tier, native tier, bare model",
@@ -267,6 +274,8 @@ def markdown(results: dict) -> str:
         "",
         *[f"Rows of {', '.join(run['fabrics'])}: measured {run['measured']} at {run['git_revision']} "
           f"(`--only`).\n" for run in results.get("partial_runs", [])],
+        *(["Rows measured at different times may come from different machines: compare the tiers "
+           "within a row.\n"] if results.get("partial_runs") else []),
         "| fabric | workload | runs | cycles | cocotb cycles/s | native cycles/s | bare cycles/s "
         "| native / bare | native / cocotb | end to end: cocotb / native cycles/s | tiers agree |",
         "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |",
@@ -319,8 +328,8 @@ def main(argv=None):
         kept = [entry for entry in results["fabrics"] if entry["fabric"] not in arguments.only]
         order = {name: index for index, name in enumerate(FABRICS)}
         results["fabrics"] = sorted(kept + fresh["fabrics"], key=lambda entry: order[entry["fabric"]])
-        results.setdefault("partial_runs", []).append({k: fresh[k] for k in ("measured", "git_revision")}
-                                                      | {"fabrics": arguments.only})
+        results["partial_runs"] = _without(results.get("partial_runs", []), arguments.only) + [
+            {k: fresh[k] for k in ("measured", "git_revision")} | {"fabrics": arguments.only}]
     else:
         results = measure()
     directory = QUICK_RESULTS if arguments.quick else RESULTS
