@@ -200,8 +200,7 @@ def run_suite(args) -> dict:
     else:
         memories, abc9_memories, pes = MEMORIES, ABC9_MEMORIES, PES
     jobs = [(memory_job, *point, True, seeds, build_root) for point in memories]
-    jobs += [(pe_job, bank, ops, TARGET, True, seeds, build_root) for bank, ops in pes]
-    jobs += [(pe_job, bank, ops, TARGET, False, seeds, build_root) for bank, ops in pes]
+    jobs += _pe_jobs(pes, seeds, build_root)
     jobs += [(memory_job, *point, False, seeds, build_root) for point in abc9_memories]
     done = run_jobs(jobs, args.jobs, describe=_describe)
     meta.update(date=now(), **stamp, seeds=list(seeds), quick=quick, workers=args.jobs,
@@ -213,12 +212,22 @@ def run_suite(args) -> dict:
     results = {"meta": meta,
                "memories": sorted((e for e in done if e["part"] == "memory"),
                                   key=lambda e: (e["flow"], e["ports"], e["banks"], e["words"])),
-               "pes": sorted((e for e in done if e["part"] == "pe"),
-                             key=lambda e: (e["flow"], e["bank"], not e["ripple_ops"]))}
+               "pes": _pe_rows(e for e in done if e["part"] == "pe")}
     figures, _ = write_results(out_dir, "memory", results, markdown(results))
     print(markdown(results))
     print(f"wrote {relative_path(figures)} and memory.md in {meta['wall_time_s']:.1f} s")
     return results
+
+
+def _pe_jobs(pes, seeds, build_root) -> list[tuple]:
+    """The PE points, each with the classic abc flow, then with abc9."""
+    return [(pe_job, bank, ops, TARGET, classic, seeds, build_root) for classic in (True, False)
+            for bank, ops in pes]
+
+
+def _pe_rows(entries) -> list[dict]:
+    """The PE rows in the table's order: flow, bank, with Ripple's operators first."""
+    return sorted(entries, key=lambda e: (e["flow"], e["bank"], not e["ripple_ops"]))
 
 
 def _rerun_pes(args, seeds, stamp, meta, started, build_root) -> dict:
@@ -230,12 +239,11 @@ def _rerun_pes(args, seeds, stamp, meta, started, build_root) -> dict:
         raise SystemExit(f"{relative_path(figures)} is missing: run the whole suite first "
                          "(python -m bench.run --suite memory)")
     results = json.loads(figures.read_text())
-    jobs = [(pe_job, bank, ops, TARGET, classic, seeds, build_root) for classic in (True, False)
-            for bank, ops in PES]
+    jobs = _pe_jobs(PES, seeds, build_root)
     done = run_jobs(jobs, args.jobs, describe=_describe)
     meta.update(date=now(), **stamp, seeds=list(seeds), workers=args.jobs,
                 wall_time_s=round(time.perf_counter() - started, 1))
-    results["pes"] = sorted(done, key=lambda e: (e["flow"], e["bank"], not e["ripple_ops"]))
+    results["pes"] = _pe_rows(done)
     results["pes_meta"] = meta
     write_results(RESULTS, "memory", results, markdown(results))
     print(markdown(results))
