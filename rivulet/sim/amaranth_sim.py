@@ -1,6 +1,7 @@
 """Run a :class:`~rivulet.sim.streams.StreamBench` in Amaranth's own simulator (the fast tier)."""
 
-from amaranth.hdl import Value
+from amaranth.hdl import Elaboratable, Module, Signal, Value
+from amaranth.lib import wiring
 from amaranth.sim import Simulator
 
 from .streams import StreamBench, port_name, port_paths
@@ -19,18 +20,60 @@ def _as_int(value) -> int:
     return value.as_bits() if hasattr(value, "as_bits") else int(value)
 
 
+class _Stimulus(Elaboratable):
+    """The top with every input port driven from one slice of a single ``stimulus`` signal.
+
+    A testbench's ``ctx.set`` settles the design after each write, and a PE's or a switch's
+    combinational logic then runs once per port written: a dozen times a cycle. Through one
+    signal the bench writes every input at once and the design settles once a cycle.
+    """
+
+    def __init__(self, top):
+        self.top = top
+        self.inputs = {port_name(path): Value.cast(member_value(top, path))
+                       for path, member in port_paths(top.signature) if member.flow == wiring.In}
+        self.offsets, offset = {}, 0
+        for name, value in self.inputs.items():
+            self.offsets[name] = offset
+            offset += len(value)
+        # Each port starts at its own initial value, as when the bench drove it directly.
+        self.initial = {name: getattr(value, "init", 0) for name, value in self.inputs.items()}
+        self.stimulus = Signal(max(offset, 1), init=self.pack(self.initial))
+
+    def pack(self, values: dict[str, int]) -> int:
+        word = 0
+        for name, value in values.items():
+            word |= (value & ((1 << len(self.inputs[name])) - 1)) << self.offsets[name]
+        return word
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.top = self.top
+        for name, value in self.inputs.items():
+            m.d.comb += value.eq(self.stimulus[self.offsets[name]:self.offsets[name] + len(value)])
+        return m
+
+
 def run_in_amaranth(component, bench: StreamBench, *, max_cycles: int, vcd_path=None) -> int:
     """Simulate ``component`` under ``bench`` until it completes; return the cycle count."""
     top = Clocked(component)
+    stimulus = _Stimulus(top)
     # Plain values, so that ports with a data layout (micro-ops) take integers like the rest.
     signals = {name: Value.cast(value) for name, value in port_values(top).items()}
+    inputs = dict(stimulus.initial)
+
+    def apply(values: dict[str, int]):
+        if not values.keys() <= inputs.keys():
+            unknown = sorted(values.keys() - inputs.keys())
+            raise KeyError(f"the bench drives {unknown}, which are not input ports of the design")
+        inputs.update(values)
 
     async def testbench(ctx):
-        for name, value in bench.idle_values().items():
-            ctx.set(signals[name], value)
+        apply(bench.idle_values())
+        ctx.set(stimulus.stimulus, stimulus.pack(inputs))
         for cycle in range(max_cycles):
-            for name, value in bench.drive(cycle).items():
-                ctx.set(signals[name], value)
+            apply(bench.drive(cycle))
+            ctx.set(stimulus.stimulus, stimulus.pack(inputs))
             # Testbench reads see the design settled after the writes above: the values the
             # coming clock edge will act on.
             bench.observe(cycle, {name: _as_int(ctx.get(signals[name])) for name in bench.sampled})
@@ -39,7 +82,7 @@ def run_in_amaranth(component, bench: StreamBench, *, max_cycles: int, vcd_path=
                 return
         raise bench.no_progress(max_cycles)
 
-    simulator = Simulator(top)
+    simulator = Simulator(stimulus)
     simulator.add_clock(1e-8)
     simulator.add_testbench(testbench)
     if vcd_path is None:
