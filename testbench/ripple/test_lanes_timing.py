@@ -3,7 +3,7 @@
 the tile's timing driven directly against the two-lane PeFu in Amaranth's simulator, cycle by
 cycle (outputs, ``busy``, ``finished``), and the fabric's predicted counter against the
 Verilated fabric on RipTide suite graphs packed two operators to a tile, with private banks
-and with a shared memory."""
+(and pass-through outputs every third hop) and with a shared memory."""
 
 import random
 from types import SimpleNamespace
@@ -28,17 +28,25 @@ TILE = parse_fabric({"rows": 1, "cols": 1, "tiles": ["pe"], "data_width": 32,
 WORDS = [(7 * w + 3) & 0xFFFF_FFFF for w in range(16)]
 
 
-def two_lane_fabric(memory: str, rows: int = 4, cols: int = 5):
+def two_lane_fabric(memory: str, rows: int = 4, cols: int = 5, register_every: int | None = None):
     """ripple.toml's parameters with two operators per pe tile, its private banks or a shared
     memory, on a 4x5 grid: the smallest that places and routes the graphs below two to a tile
     (dmv without STREAM does not route on 4x4 or 3x5). Its 20 tiles build in about two thirds
-    of the time of ripple.toml's 30, and the suite builds it with each memory."""
+    of the time of ripple.toml's 30. ``register_every`` replaces ripple.toml's K."""
     data = pe_grid("ripple.toml", rows, cols)
     data["pe"]["lanes"] = 2
+    if register_every is not None:
+        data["register_every"] = register_every
     if memory == "shared":
         del data["pe"]["mem_depth"]
         data["memory"] = {"words": 1024, "banks": 4}
     return parse_fabric(data, f"two-lane {rows}x{cols} ripple.toml, {memory} memory")
+
+
+# The fabrics of the suite's two-lane RTL tests. The private banks' one also takes a route's
+# pass-through every third hop (K = 3, ripple.toml has 2), so that one build serves this test and
+# test_queue_modes.py's K = 3 runs, and the suite builds no 5x6 fabric for K = 3 alone.
+LANE_FABRICS = {"private": two_lane_fabric("private", register_every=3), "shared": two_lane_fabric("shared")}
 
 
 # --- one tile: the timing against the RTL ----------------------------------------------------
@@ -184,7 +192,7 @@ RIPPLE = ("histogram", "ripple_bfs")
 def test_suite_graphs_on_two_lane_tiles_are_cycle_exact(memory):
     from rivulet.sim.fabric_run import run_many_on_rtl
 
-    fabric = two_lane_fabric(memory)
+    fabric = LANE_FABRICS[memory]
     runs = []
     for kernel, variant in GRAPHS:
         cases = suite_cases(kernel)

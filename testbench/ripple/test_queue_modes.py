@@ -1,10 +1,8 @@
-"""RipTide suite cases on ripple.toml with bypassing FU input queues (``queue_mode = "bypass"``),
-and also with pass-through switch outputs (``register_every = 3``, rsn/hops.py): the outputs,
+"""RipTide suite cases with bypassing FU input queues (``queue_mode = "bypass"``): on ripple.toml,
+and with pass-through switch outputs every third hop (``register_every = 3``, rsn/hops.py) on
+the two-lane 4x5 fabric with private banks of test_lanes_timing.py. Checked: the outputs,
 firings and arrays of the golden model under any stall profile, and the cycle model's counter
 to the cycle without stalls.
-
-The fabrics are ones ``python -m bench.queue_bypass`` and ``bench.register_every`` measure, so
-they share builds.
 """
 
 import dataclasses
@@ -18,10 +16,14 @@ from rivulet.sim.seeds import seeds_for
 from rivulet.sim.streams import PROFILES
 from rsn.cycle_model import predict_cycles
 from rsn.readout import register_reads, split_register_reads
+from testbench.ripple.test_lanes_timing import LANE_FABRICS
 from testbench.ripple.test_lower import FABRIC, SUITE, _check, needs_suite, suite_graph
 
+# K = 3 runs on the two-lane fabric with private banks that test_lanes_timing.py builds anyway
+# (ripple.toml's options otherwise, on 4x5 tiles): a 5x6 fabric for K = 3 alone was the suite's
+# costliest build for one test.
 OPTIONS = {"bypass": dataclasses.replace(FABRIC, queue_mode="bypass"),
-           "bypass-every3": dataclasses.replace(FABRIC, queue_mode="bypass", register_every=3)}
+           "bypass-every3": LANE_FABRICS["private"]}
 # (kernel, variant): a recurrence through the network (no STREAM), a pipelined array loop, and
 # the nested loops of dmv; each graph's longest case. (bench/results/queue_bypass.md has the
 # cycle model on every suite case in both modes.)
