@@ -45,7 +45,9 @@ def two_lane_fabric(memory: str, rows: int = 4, cols: int = 5, register_every: i
 
 # The fabrics of the suite's two-lane RTL tests. The private banks' one also takes a route's
 # pass-through every third hop (K = 3, ripple.toml has 2), so that one build serves this test and
-# test_queue_modes.py's K = 3 runs, and the suite builds no 5x6 fabric for K = 3 alone.
+# test_queue_modes.py's K = 3 runs, and the suite builds no 5x6 fabric for K = 3 alone. Their
+# users (these, test_queue_modes.py and test_long_counts.py) are all long(1), so one worker runs
+# them in turn and none waits for a build the other worker is making.
 LANE_FABRICS = {"private": two_lane_fabric("private", register_every=3), "shared": two_lane_fabric("shared")}
 
 
@@ -188,6 +190,7 @@ RIPPLE = ("histogram", "ripple_bfs")
 
 @needs_suite
 @pytest.mark.verilator
+@pytest.mark.long(1)
 @pytest.mark.parametrize("memory", ["private", "shared"])
 def test_suite_graphs_on_two_lane_tiles_are_cycle_exact(memory):
     from rivulet.sim.fabric_run import run_many_on_rtl

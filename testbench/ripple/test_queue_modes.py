@@ -32,6 +32,7 @@ GRAPHS = [("simple", "nostream"), ("nn-vadd", "stream"), ("nn-relu", "nostream")
 
 @needs_suite
 @pytest.mark.verilator
+@pytest.mark.long(1)
 @pytest.mark.parametrize("option", OPTIONS)
 def test_suite_cases_with_bypassing_queues(option):
     from rivulet.sim.fabric_run import run_many_on_rtl
