@@ -224,6 +224,26 @@ def _stamp(part: dict) -> str:
     return f"git {part['git']['git_revision']}{changes}, measured {part['date']}"
 
 
+def _later_runs(tiles: dict) -> list[dict]:
+    """The ``--kinds`` runs whose rows the tile table holds (one dict in older results)."""
+    runs = tiles.get("remeasured", [])
+    return [runs] if isinstance(runs, dict) else list(runs)
+
+
+def merge_tiles(tiles: dict, measured: list[dict], kinds: list[str], stamp: dict) -> dict:
+    """The tile part with ``measured`` rows in place of the same kinds' rows, in ``kinds``' order,
+    and the run that measured them (``stamp``: git and date) in place of those kinds' earlier
+    runs, so that every row keeps the stamp of the run it came from."""
+    new = {entry["kind"]: entry for entry in measured}
+    kept = [entry for entry in tiles.get("entries", []) if entry["kind"] not in new]
+    order = {kind: index for index, kind in enumerate(kinds)}
+    entries = sorted(kept + list(new.values()), key=lambda entry: order.get(entry["kind"], len(order)))
+    runs = [{**run, "kinds": [kind for kind in run["kinds"] if kind not in new]}
+            for run in _later_runs(tiles)]
+    runs = [run for run in runs if run["kinds"]] + [{"kinds": list(new), **stamp}]
+    return {**tiles, "entries": entries, "remeasured": runs}
+
+
 def markdown(report: dict) -> str:
     lines = ["# SAM graphs on the sparse fabric", "",
              "Written by `python -m bench.sam` (`--part kernels` or `--part tiles` re-measures one "
@@ -248,9 +268,8 @@ def markdown(report: dict) -> str:
         lines.append("")
     if "tiles" in report:
         part = report["tiles"]
-        again = part.get("remeasured")
-        later = (f" The rows of {', '.join(again['kinds'])} are from a later run ({_stamp(again)}; "
-                 "`--kinds`).") if again else ""
+        later = "".join(f" Rows {', '.join(run['kinds'])}: a later run ({_stamp(run)}; `--kinds`)."
+                        for run in _later_runs(part))
         lines += ["## One tile of each sparse kind on the ECP5-85F", "", f"{_stamp(part)}.{later}", "",
                   "An interior tile of a 3x3 grid of the kind (32-bit links, banks at 256 words): "
                   "LUT/FF/BRAM from the synthesised netlist (LUT = LUT4 + 2 x CCU2C + 4 x "
@@ -281,12 +300,8 @@ def main(argv=None) -> int:
     if args.part in ("all", "tiles"):
         kinds = ["sam_alu", REFERENCE_KIND] if args.quick else [*sparse_kinds(), REFERENCE_KIND]
         if args.kinds:
-            measured = {e["kind"]: e for e in measure_tiles(args.kinds, args.workers)}
-            kept = [e for e in report.get("tiles", {}).get("entries", []) if e["kind"] not in measured]
-            order = {kind: index for index, kind in enumerate(kinds)}
-            entries = sorted(kept + list(measured.values()), key=lambda e: order.get(e["kind"], len(order)))
-            report["tiles"] = {**report.get("tiles", {}), "entries": entries,
-                               "remeasured": {"kinds": args.kinds, "git": git_stamp(), "date": now()}}
+            report["tiles"] = merge_tiles(report.get("tiles", {}), measure_tiles(args.kinds, args.workers),
+                                          kinds, {"git": git_stamp(), "date": now()})
         else:
             entries = measure_tiles(kinds, args.workers)
             report["tiles"] = {"git": git_stamp(), "date": now(), "entries": entries}
