@@ -7,7 +7,7 @@ from amaranth.sim import Simulator
 from .streams import StreamBench, port_name, port_paths
 from .wrappers import Clocked, member_value
 
-__all__ = ["run_in_amaranth", "port_values"]
+__all__ = ["run_in_amaranth", "run_each_in_amaranth", "port_values"]
 
 
 def port_values(component) -> dict:
@@ -56,19 +56,33 @@ class _Stimulus(Elaboratable):
 
 def run_in_amaranth(component, bench: StreamBench, *, max_cycles: int, vcd_path=None) -> int:
     """Simulate ``component`` under ``bench`` until it completes; return the cycle count."""
+    return run_each_in_amaranth(component, [(bench, max_cycles)], vcd_path=vcd_path)[0]
+
+
+def run_each_in_amaranth(component, runs, *, vcd_path=None) -> list[int]:
+    """Each ``(bench, max_cycles)`` of ``runs`` on ``component``, from reset, in one simulator;
+    return their cycle counts.
+
+    Amaranth compiles a design for its simulator when the simulator is made, about a second for
+    a PE: runs of one design share that, and ``Simulator.reset`` returns every signal and memory
+    to its initial value between them, as a simulator of their own would start.
+    """
     top = Clocked(component)
     stimulus = _Stimulus(top)
     # Plain values, so that ports with a data layout (micro-ops) take integers like the rest.
     signals = {name: Value.cast(value) for name, value in port_values(top).items()}
-    inputs = dict(stimulus.initial)
-
-    def apply(values: dict[str, int]):
-        if not values.keys() <= inputs.keys():
-            unknown = sorted(values.keys() - inputs.keys())
-            raise KeyError(f"the bench drives {unknown}, which are not input ports of the design")
-        inputs.update(values)
+    current = {}
 
     async def testbench(ctx):
+        bench, max_cycles = current["run"]
+        inputs = dict(stimulus.initial)
+
+        def apply(values: dict[str, int]):
+            if not values.keys() <= inputs.keys():
+                unknown = sorted(values.keys() - inputs.keys())
+                raise KeyError(f"the bench drives {unknown}, which are not input ports of the design")
+            inputs.update(values)
+
         apply(bench.idle_values())
         ctx.set(stimulus.stimulus, stimulus.pack(inputs))
         for cycle in range(max_cycles):
@@ -85,10 +99,17 @@ def run_in_amaranth(component, bench: StreamBench, *, max_cycles: int, vcd_path=
     simulator = Simulator(stimulus)
     simulator.add_clock(1e-8)
     simulator.add_testbench(testbench)
-    if vcd_path is None:
-        simulator.run()
-    else:
-        with simulator.write_vcd(str(vcd_path)):
+    cycles = []
+    for index, run in enumerate(runs):
+        if index:
+            simulator.reset()
+        current["run"] = run
+        if vcd_path is None:
             simulator.run()
-    bench.checker.finish()
-    return bench.cycles
+        else:
+            with simulator.write_vcd(str(vcd_path) if len(runs) == 1 else f"{vcd_path}.{index}"):
+                simulator.run()
+        bench = run[0]
+        bench.checker.finish()
+        cycles.append(bench.cycles)
+    return cycles

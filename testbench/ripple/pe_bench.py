@@ -60,7 +60,7 @@ from rivulet.sim.streams import (
 
 __all__ = ["Phase", "GoldenRun", "golden", "random_phase", "random_memory_phase", "memory_phases", "drained",
            "with_front",
-           "PeBench", "OPERATORS", "QUIET", "run_pe_amaranth", "make_pe_bench"]
+           "PeBench", "OPERATORS", "QUIET", "run_pe_amaranth", "run_pe_amaranth_each", "make_pe_bench"]
 
 QUIET = 12      # cycles without a transfer or a firing that end a phase
 OPERATORS = [name for name in PE_OPS if not name.startswith("GEP") and name not in MEMORY_OPS + RIPPLE_OPS]
@@ -615,7 +615,13 @@ def make_pe_bench(ports, phases, profile: str, seed: int, mem_depth: int = 0) ->
 
 def run_pe_amaranth(pe, phases, *, profile: str, seed: int) -> PeBench:
     """Run ``phases`` on ``pe`` (a RipplePE, or the pe FU) in Amaranth's simulator; returns the bench."""
-    from rivulet.sim.amaranth_sim import run_in_amaranth
+    return run_pe_amaranth_each(pe, [(phases, profile, seed)])[0]
+
+
+def run_pe_amaranth_each(pe, runs) -> list[PeBench]:
+    """Each ``(phases, profile, seed)`` of ``runs`` on ``pe`` from reset, in one simulator (the PE
+    is compiled for it once); returns the benches."""
+    from rivulet.sim.amaranth_sim import run_each_in_amaranth
     from rivulet.sim.streams import stream_ports
     from testbench.rsn.compute_bench import FlatUop
 
@@ -623,6 +629,6 @@ def run_pe_amaranth(pe, phases, *, profile: str, seed: int) -> PeBench:
     if hasattr(pe, "uop"):
         pe = FlatUop(pe)        # integers on the micro-op port
     ports, _ = stream_ports(pe)
-    bench = make_pe_bench(ports, phases, profile, seed, mem_depth)
-    run_in_amaranth(pe, bench, max_cycles=bench.max_cycles)
-    return bench
+    benches = [make_pe_bench(ports, phases, profile, seed, mem_depth) for phases, profile, seed in runs]
+    run_each_in_amaranth(pe, [(bench, bench.max_cycles) for bench in benches])
+    return benches

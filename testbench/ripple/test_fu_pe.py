@@ -38,6 +38,7 @@ from testbench.ripple.pe_bench import (
     memory_phases,
     random_phase,
     run_pe_amaranth,
+    run_pe_amaranth_each,
     with_front,
 )
 
@@ -163,21 +164,23 @@ def test_model_memory_registers_and_errors():
 @pytest.mark.parametrize("profile", list(PROFILES))
 def test_rtl_memory(profile):
     """The FU's RTL with a 32-word bank: a preloaded array, LOADs and STOREs, read-backs."""
-    for seed in seeds_for(f"pe-fu-memory:{profile}", count=2):
-        print(f"pe FU memory profile={profile} seed={seed}")
-        run_pe_amaranth(PeFu(32, mem_depth=32), memory_phases(random.Random(seed), 32), profile=profile,
-                        seed=seed)
+    seeds = seeds_for(f"pe-fu-memory:{profile}", count=2)
+    print(f"pe FU memory profile={profile} seeds={seeds}")
+    run_pe_amaranth_each(PeFu(32, mem_depth=32),
+                         [(memory_phases(random.Random(seed), 32), profile, seed) for seed in seeds])
 
 
 @pytest.mark.parametrize("profile", list(PROFILES))
 def test_rtl_every_operator(profile):
     """The FU's RTL through every operator, each phase one micro-op granting its firings."""
+    runs = []
     for seed in seeds_for(f"pe-fu:{profile}", count=2):
         print(f"pe FU profile={profile} seed={seed}")
         rng = random.Random(seed)
         phases = [drained(random_phase(op, rng)) for op in OPERATORS]
         rng.shuffle(phases)
-        run_pe_amaranth(PeFu(32), phases, profile=profile, seed=seed)
+        runs.append((phases, profile, seed))
+    run_pe_amaranth_each(PeFu(32), runs)
 
 
 def test_rtl_micro_op_grants_only_its_firings():

@@ -33,6 +33,7 @@ from .pe_bench import (
     memory_phases,
     random_phase,
     run_pe_amaranth,
+    run_pe_amaranth_each,
     with_front,
 )
 
@@ -45,10 +46,10 @@ def run_directed(phase: Phase, outputs, *, depth: int, profile: str = "random_st
     run = golden(phase)
     assert run.outputs == [list(o) for o in outputs], f"the golden operator gives {run.outputs}"
     assert run.idle == idle
-    for seed in seeds_for(f"pe-directed:{phase.op}:{phase.streams}:{depth}", count=2):
-        print(f"pe {phase.op} depth={depth} profile={profile} seed={seed}")
-        # Tokens behind a slot's leftover front never matter and could not enter a full queue.
-        run_pe_amaranth(RipplePE(depth), [with_front(phase)], profile=profile, seed=seed)
+    seeds = seeds_for(f"pe-directed:{phase.op}:{phase.streams}:{depth}", count=2)
+    print(f"pe {phase.op} depth={depth} profile={profile} seeds={seeds}")
+    # Tokens behind a slot's leftover front never matter and could not enter a full queue.
+    run_pe_amaranth_each(RipplePE(depth), [([with_front(phase)], profile, seed) for seed in seeds])
 
 
 def test_config_word_layout():
@@ -71,12 +72,14 @@ def test_config_word_layout():
 @pytest.mark.parametrize("profile", list(PROFILES))
 def test_every_operator_random(depth, profile):
     """One PE reconfigured through every operator in random order, drained random streams."""
+    runs = []
     for seed in seeds_for(f"pe-random:{depth}:{profile}"):
         print(f"pe all operators depth={depth} profile={profile} seed={seed}")
         rng = random.Random(seed)
         phases = [drained(random_phase(op, rng)) for op in OPERATORS]
         rng.shuffle(phases)
-        run_pe_amaranth(RipplePE(depth), phases, profile=profile, seed=seed)
+        runs.append((phases, profile, seed))
+    run_pe_amaranth_each(RipplePE(depth), runs)
 
 
 @pytest.mark.parametrize("depth", DEPTHS)
@@ -86,9 +89,10 @@ def test_every_operator_with_leftovers(depth):
     print(f"pe fronts depth={depth} seed={seed}")
     rng = random.Random(seed)
     profiles = list(PROFILES)
-    for k, op in enumerate(OPERATORS):
-        run_pe_amaranth(RipplePE(depth), [with_front(random_phase(op, rng))],
-                        profile=profiles[k % len(profiles)], seed=rng.getrandbits(32))
+    # Each operator from reset, one after another in one simulator.
+    runs = [([with_front(random_phase(op, rng))], profiles[k % len(profiles)], rng.getrandbits(32))
+            for k, op in enumerate(OPERATORS)]
+    run_pe_amaranth_each(RipplePE(depth), runs)
 
 
 ARITHMETIC = [("ADD", MAX, 1, MIN), ("SUB", MIN, 1, MAX), ("MUL", 0x10000, 0x10000, 0), ("MUL", -3, 7, -21),
@@ -220,20 +224,20 @@ def test_memory_random(depth, profile):
     """A random array preloaded, then LOADs and STOREs on a few hot words (every STORE followed by
     a LOAD), random origins, offsets, slot kinds, late sync tokens and dropped ports; the bank is
     read back after every memory phase."""
-    for seed in seeds_for(f"pe-memory:{depth}:{profile}", count=2):
-        print(f"pe memory depth={depth} profile={profile} seed={seed}")
-        phases = memory_phases(random.Random(seed), MEM_DEPTH)
-        run_pe_amaranth(RipplePE(depth, mem_depth=MEM_DEPTH), phases, profile=profile, seed=seed)
+    seeds = seeds_for(f"pe-memory:{depth}:{profile}", count=2)
+    print(f"pe memory depth={depth} profile={profile} seeds={seeds}")
+    run_pe_amaranth_each(RipplePE(depth, mem_depth=MEM_DEPTH),
+                         [(memory_phases(random.Random(seed), MEM_DEPTH), profile, seed) for seed in seeds])
 
 
 def test_a_pe_without_ripples_operators_still_loads_and_stores():
     """LOAD and STORE need a bank, not Ripple's operators (ripple_ops=False once left them out,
     so such a PE never fired a LOAD while the golden model did)."""
-    for seed in seeds_for("pe-memory:no-ripple-ops", count=2):
-        print(f"pe memory without ripple_ops seed={seed}")
-        phases = memory_phases(random.Random(seed), MEM_DEPTH)
-        run_pe_amaranth(RipplePE(2, mem_depth=MEM_DEPTH, ripple_ops=False), phases,
-                        profile="random_stall_50", seed=seed)
+    seeds = seeds_for("pe-memory:no-ripple-ops", count=2)
+    print(f"pe memory without ripple_ops seeds={seeds}")
+    run_pe_amaranth_each(RipplePE(2, mem_depth=MEM_DEPTH, ripple_ops=False),
+                         [(memory_phases(random.Random(seed), MEM_DEPTH), "random_stall_50", seed)
+                          for seed in seeds])
 
 
 def run_memory_directed(phases, outputs, *, depth: int, mem_depth: int = 16, faults=None,
@@ -245,9 +249,9 @@ def run_memory_directed(phases, outputs, *, depth: int, mem_depth: int = 16, fau
         assert run.outputs == [list(o) for o in want], f"phase {k}: the golden operator gives {run.outputs}"
         assert run.fault == (faults or {}).get(k), f"phase {k}: the golden fault is {run.fault}"
         bank = run.bank
-    for seed in seeds_for(f"pe-memory-directed:{phases[0].op}:{len(phases)}:{depth}:{mem_depth}", count=2):
-        print(f"pe memory directed depth={depth} mem_depth={mem_depth} profile={profile} seed={seed}")
-        run_pe_amaranth(RipplePE(depth, mem_depth=mem_depth), phases, profile=profile, seed=seed)
+    seeds = seeds_for(f"pe-memory-directed:{phases[0].op}:{len(phases)}:{depth}:{mem_depth}", count=2)
+    print(f"pe memory directed depth={depth} mem_depth={mem_depth} profile={profile} seeds={seeds}")
+    run_pe_amaranth_each(RipplePE(depth, mem_depth=mem_depth), [(phases, profile, seed) for seed in seeds])
 
 
 HOLD_BASE = ("hold", "edge", "hold")
@@ -377,6 +381,27 @@ def test_memory_timing():
         assert words == expected, f"{op}: o[0] offered {words} for firings in cycles {fired}"
     assert seen["done"] == (1, 1), f"the STORE's done token, the cycle after its firing: {seen['done']}"
     assert seen["stored"] == 777, f"a window read right after the STORE gives {seen['stored']}"
+
+
+def test_runs_sharing_a_simulator_each_start_from_reset():
+    """Runs of one PE in one simulator (``Simulator.reset`` between them) move the same tokens
+    in the same cycles as each in a simulator of its own: nothing of one run (the queues, the
+    operator's state, the bank) reaches the next."""
+    (seed,) = seeds_for("pe-shared-simulator", count=1)
+    print(f"pe runs in one simulator seed={seed}")
+    rng = random.Random(seed)
+    runs = [(memory_phases(rng, MEM_DEPTH), profile, rng.getrandbits(32))
+            for profile in ("no_stall", "backpressure_90")]
+    runs += [([drained(random_phase(op, rng))], "random_stall_50", rng.getrandbits(32))
+             for op in ("STREAM", "CARRY")]
+
+    def moved(bench):
+        return bench.cycles, [monitor.transfers for monitor in bench.monitors]
+
+    together = run_pe_amaranth_each(RipplePE(2, mem_depth=MEM_DEPTH), runs)
+    alone = [run_pe_amaranth(RipplePE(2, mem_depth=MEM_DEPTH), phases, profile=profile, seed=run_seed)
+             for phases, profile, run_seed in runs]
+    assert [moved(bench) for bench in together] == [moved(bench) for bench in alone]
 
 
 def test_bench_catches_a_wrong_expectation():

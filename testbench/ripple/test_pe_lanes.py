@@ -10,6 +10,7 @@ also checked cycle by cycle: ``firings`` grows by the firings of both lanes (0..
 one in each busy cycle without a firing or an output transfer.
 """
 
+import itertools
 import random
 from collections import deque
 from dataclasses import dataclass
@@ -39,7 +40,7 @@ from ripple_core.pe import (
     port_map_word,
 )
 from ripple_core.pe.lanes import PairModel, lane_register
-from rivulet.sim.amaranth_sim import run_in_amaranth
+from rivulet.sim.amaranth_sim import run_each_in_amaranth
 from rivulet.sim.seeds import seeds_for
 from rivulet.sim.streams import (
     PROFILES,
@@ -287,15 +288,21 @@ class SharedPair(wiring.Component):
         return m
 
 
-def run_case(case: Case, profile: str, seed: int) -> PairBench:
-    if case.shared_words:
-        fu = SharedPair(case.shared_words)
-    else:
-        fu = FlatUop(PeFu(32, mem_depth=case.mem_depth, lanes=2))
-    ports, _ = stream_ports(fu)
-    bench = PairBench(ports, case, profile, random.Random(seed))
-    run_in_amaranth(fu, bench, max_cycles=bench.max_cycles)
-    return bench
+def run_cases(runs) -> list[PairBench]:
+    """Each ``(case, profile, seed)`` of ``runs`` from reset; consecutive runs of one design (the
+    same memory) share a simulator, so the tile is compiled for it once."""
+    benches = []
+    for (shared_words, mem_depth), group in itertools.groupby(
+            runs, key=lambda run: (run[0].shared_words, run[0].mem_depth)):
+        if shared_words:
+            fu = SharedPair(shared_words)
+        else:
+            fu = FlatUop(PeFu(32, mem_depth=mem_depth, lanes=2))
+        ports, _ = stream_ports(fu)
+        batch = [PairBench(ports, case, profile, random.Random(seed)) for case, profile, seed in group]
+        run_each_in_amaranth(fu, [(bench, bench.max_cycles) for bench in batch])
+        benches += batch
+    return benches
 
 
 # ---------------------------------------------------------------------------- cases
@@ -461,9 +468,9 @@ async def write_bus(ctx, fu, bus):
 @pytest.mark.parametrize("name", list(CASES))
 def test_rtl_against_model(name, profile):
     """Each case under each stall profile, two seeds (printed; RIVULET_SEED replays them)."""
-    for seed in seeds_for(f"pe-lanes:{name}:{profile}", count=2):
-        print(f"pe lanes case={name} profile={profile} seed={seed}")
-        run_case(CASES[name](random.Random(seed)), profile, seed)
+    seeds = seeds_for(f"pe-lanes:{name}:{profile}", count=2)
+    print(f"pe lanes case={name} profile={profile} seeds={seeds}")
+    run_cases([(CASES[name](random.Random(seed)), profile, seed) for seed in seeds])
 
 
 def test_registers_read_what_the_spec_says():
