@@ -3,7 +3,7 @@
 import json
 from dataclasses import astuple
 
-from .amaranth_sim import run_in_amaranth
+from .amaranth_sim import run_each_in_amaranth
 from .scenarios import make_bench
 from .seeds import base_seed
 from .streams import stream_ports
@@ -42,9 +42,11 @@ def run_verilator_bench(component, kind: str, params: dict, *, case: str, profil
         return [json.loads(line) for line in summary.read_text().splitlines()]
 
 
-def run_amaranth_bench(component, kind: str, params: dict, *, profile: str, seed: int,
-                       tokens: int = 60) -> int:
-    """Run one (profile, seed) in Amaranth's simulator; return the cycles it took."""
+def run_amaranth_bench(component, kind: str, params: dict, *, profile: str, seeds,
+                       tokens: int = 60) -> list[int]:
+    """Run ``profile`` with each of ``seeds``, from reset, in one Amaranth simulator; return the
+    cycles each took."""
     ports, extra = stream_ports(component)
-    bench = make_bench(kind, params, ports, extra, profile, seed, tokens)
-    return run_in_amaranth(component, bench, max_cycles=_max_cycles(tokens, params))
+    max_cycles = _max_cycles(tokens, params)
+    runs = [(make_bench(kind, params, ports, extra, profile, seed, tokens), max_cycles) for seed in seeds]
+    return run_each_in_amaranth(component, runs)

@@ -18,7 +18,7 @@ import pytest
 
 import snn.crossbar
 from hw import ParameterError
-from rivulet.sim.amaranth_sim import run_in_amaranth
+from rivulet.sim.amaranth_sim import run_each_in_amaranth, run_in_amaranth
 from rivulet.sim.seeds import base_seed, seeds_for
 from rivulet.sim.streams import PROFILES, ScoreboardError, stream_ports
 from rivulet.sim.verilator import build_design, run_cocotb, run_directory
@@ -67,9 +67,12 @@ def test_amaranth_sim(preset, size, profile, readback):
     """Fast tier: random weights, membranes and spike trains; the model's spikes and membranes."""
     shape = {**SIZES, **CORNERS}[size]
     dut = build(preset, shape)
-    for seed in seeds_for(f"crossbar:{preset}:{size}:{profile}:{readback}", count=2):
-        print(f"crossbar {preset} {size} profile={profile} readback={readback} seed={seed}")
-        run_sim(dut, PRESETS[preset], shape, profile, seed, readback=readback)
+    seeds = seeds_for(f"crossbar:{preset}:{size}:{profile}:{readback}", count=2)
+    print(f"crossbar {preset} {size} profile={profile} readback={readback} seeds={seeds}")
+    ports, extra = stream_ports(dut)
+    benches = [make_crossbar_bench(PRESETS[preset], shape, ports, extra, profile, seed, readback=readback)
+               for seed in seeds]
+    run_each_in_amaranth(dut, [(bench, max_cycles_for(shape)) for bench in benches])
 
 
 @pytest.mark.verilator

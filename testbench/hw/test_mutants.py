@@ -16,7 +16,7 @@ def test_mutant_caught_in_amaranth_sim(name, profile):
     mutant = MUTANTS[name]
     (seed,) = seeds_for(f"mutant-sim:{name}:{profile}", count=1)
     with pytest.raises(AssertionError, match=mutant.evidence) as caught:
-        run_amaranth_bench(mutant.build(), mutant.kind, mutant.params, profile=profile, seed=seed)
+        run_amaranth_bench(mutant.build(), mutant.kind, mutant.params, profile=profile, seeds=[seed])
     assert not isinstance(caught.value, NoProgressError)
 
 

@@ -14,9 +14,9 @@ from .scenarios import primitive_rows, row_id, verilator_rows
 @pytest.mark.parametrize("profile", list(PROFILES))
 def test_amaranth_sim(kind, params, profile):
     """Fast tier: Amaranth's simulator, the same drivers, monitors and scoreboards."""
-    for seed in seeds_for(f"sim:{row_id(kind, params)}:{profile}"):
-        print(f"{kind} {params} profile={profile} seed={seed}")
-        run_amaranth_bench(catalog.build(kind, **params), kind, params, profile=profile, seed=seed)
+    seeds = seeds_for(f"sim:{row_id(kind, params)}:{profile}")
+    print(f"{kind} {params} profile={profile} seeds={seeds}")
+    run_amaranth_bench(catalog.build(kind, **params), kind, params, profile=profile, seeds=seeds)
 
 
 @pytest.mark.verilator
