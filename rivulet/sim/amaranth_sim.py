@@ -54,12 +54,12 @@ class _Stimulus(Elaboratable):
         return m
 
 
-def run_in_amaranth(component, bench: StreamBench, *, max_cycles: int, vcd_path=None) -> int:
+def run_in_amaranth(component, bench: StreamBench, *, max_cycles: int) -> int:
     """Simulate ``component`` under ``bench`` until it completes; return the cycle count."""
-    return run_each_in_amaranth(component, [(bench, max_cycles)], vcd_path=vcd_path)[0]
+    return run_each_in_amaranth(component, [(bench, max_cycles)])[0]
 
 
-def run_each_in_amaranth(component, runs, *, vcd_path=None) -> list[int]:
+def run_each_in_amaranth(component, runs) -> list[int]:
     """Each ``(bench, max_cycles)`` of ``runs`` on ``component``, from reset, in one simulator;
     return their cycle counts.
 
@@ -104,11 +104,7 @@ def run_each_in_amaranth(component, runs, *, vcd_path=None) -> list[int]:
         if index:
             simulator.reset()
         current["run"] = run
-        if vcd_path is None:
-            simulator.run()
-        else:
-            with simulator.write_vcd(str(vcd_path) if len(runs) == 1 else f"{vcd_path}.{index}"):
-                simulator.run()
+        simulator.run()
         bench = run[0]
         bench.checker.finish()
         cycles.append(bench.cycles)
