@@ -53,10 +53,15 @@ def build(preset: str, size: Size, params: LifParams | None = None) -> Crossbar:
 
 
 def run_sim(dut: Crossbar, params: LifParams, size: Size, profile: str, seed: int, **options):
+    return run_sims(dut, params, size, profile, [seed], **options)[0]
+
+
+def run_sims(dut: Crossbar, params: LifParams, size: Size, profile: str, seeds, **options) -> list:
+    """One run per seed, each from reset, in one simulator; returns the benches."""
     ports, extra = stream_ports(dut)
-    bench = make_crossbar_bench(params, size, ports, extra, profile, seed, **options)
-    run_in_amaranth(dut, bench, max_cycles=max_cycles_for(size))
-    return bench
+    benches = [make_crossbar_bench(params, size, ports, extra, profile, seed, **options) for seed in seeds]
+    run_each_in_amaranth(dut, [(bench, max_cycles_for(size)) for bench in benches])
+    return benches
 
 
 @pytest.mark.parametrize("readback", READBACKS)
@@ -69,10 +74,7 @@ def test_amaranth_sim(preset, size, profile, readback):
     dut = build(preset, shape)
     seeds = seeds_for(f"crossbar:{preset}:{size}:{profile}:{readback}", count=2)
     print(f"crossbar {preset} {size} profile={profile} readback={readback} seeds={seeds}")
-    ports, extra = stream_ports(dut)
-    benches = [make_crossbar_bench(PRESETS[preset], shape, ports, extra, profile, seed, readback=readback)
-               for seed in seeds]
-    run_each_in_amaranth(dut, [(bench, max_cycles_for(shape)) for bench in benches])
+    run_sims(dut, PRESETS[preset], shape, profile, seeds, readback=readback)
 
 
 @pytest.mark.verilator
