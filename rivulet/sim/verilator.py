@@ -11,7 +11,9 @@ then has a directory of its own (:mod:`.run_dirs`).
 import contextlib
 import fcntl
 import hashlib
+import json
 import os
+import time
 import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass
 from pathlib import Path
@@ -122,6 +124,14 @@ def _lock(lock, what: str, say):
             fcntl.flock(lock, fcntl.LOCK_EX)
 
 
+def record_build(build_dir: Path, what: str, seconds: float, **phases: float):
+    """Leave ``build.json`` beside a fresh build: what it is and how long it took, so that where
+    the time of a suite's builds goes can be read from its build directories afterwards."""
+    record = {"what": what, "seconds": round(seconds, 1), **{k: round(v, 1) for k, v in phases.items()},
+              "verilog_bytes": (build_dir / "top.v").stat().st_size}
+    (build_dir / "build.json").write_text(json.dumps(record, indent=1) + "\n")
+
+
 def _build(build_dir: Path, text: str, what: str, waves: bool, say):
     """Verilator, then the C++ compile of its model, with a progress line for each phase."""
     from cocotb_tools.runner import get_runner
@@ -144,6 +154,7 @@ def _build(build_dir: Path, text: str, what: str, waves: bool, say):
             sources=[source], hdl_toplevel="top", build_dir=build_dir, always=True,
             build_args=["-Wno-fatal", *PUBLIC_TOP_ONLY, str(public), *(trace_args(say) if waves else [])],
             waves=waves, log_file=build_dir / "build.log")
+    record_build(build_dir, what, time.time() - started)
 
 
 def run_cocotb(design: VerilatedDesign, test_module: str, test_dir: Path,

@@ -24,7 +24,7 @@ from rivulet.sim.progress import Progress, say_on_stderr
 from rivulet.sim.run_dirs import safe_name
 from rivulet.sim.shared_modules import share_identical_modules
 from rivulet.sim.toolchain import shown_path, use_tool_environment
-from rivulet.sim.verilator import SIM_ROOT, _lock
+from rivulet.sim.verilator import SIM_ROOT, _lock, record_build
 from rsn.unit_instances import convert_sharing_units
 
 from .top import SimTop
@@ -209,4 +209,5 @@ def _build(build_dir: Path, text: str, header: str | None, threads: int, what: s
     if process.returncode != 0:
         tail = "\n".join(log.read_text(errors="replace").splitlines()[-30:])
         raise RuntimeError(f"the native build of {what} failed (log: {shown_path(log)}):\n{tail}")
+    record_build(build_dir, what, time.time() - started, **times)
     return times
