@@ -7,7 +7,7 @@ from amaranth.sim import Simulator
 from .streams import StreamBench, port_name, port_paths
 from .wrappers import Clocked, member_value
 
-__all__ = ["run_in_amaranth", "run_each_in_amaranth", "port_values"]
+__all__ = ["run_in_amaranth", "run_each_in_amaranth", "port_values", "SharedSimulator"]
 
 
 def port_values(component) -> dict:
@@ -54,6 +54,42 @@ class _Stimulus(Elaboratable):
         return m
 
 
+class SharedSimulator:
+    """One Amaranth simulator of ``design`` for a series of testbenches, each run from reset.
+
+    Making a simulator compiles the design, about a second for a PE and several for a few PEs
+    on a memory: tests that run seeds or stall profiles one after another on one design pay it
+    once. ``Simulator.reset`` returns every signal and memory to its initial value and restarts
+    the clock before each run after the first, as a simulator of its own would start. After a
+    run that raised, the next run gets a new simulator rather than one stopped part-way.
+    """
+
+    def __init__(self, design, *, period: float = 1e-8):
+        self.design, self.period = design, period
+        self._simulator = None
+        self._testbench = None
+
+    def _fresh(self):
+        self._simulator = Simulator(self.design)
+        self._simulator.add_clock(self.period)
+
+        async def current(ctx):
+            await self._testbench(ctx)
+
+        self._simulator.add_testbench(current)
+
+    def run(self, testbench):
+        """Run ``testbench`` (an ``async def testbench(ctx)``) to its end, from reset."""
+        if self._simulator is None:
+            self._fresh()
+        else:
+            self._simulator.reset()
+        simulator, self._simulator = self._simulator, None        # not reused if the run raises
+        self._testbench = testbench
+        simulator.run()
+        self._simulator = simulator
+
+
 def run_in_amaranth(component, bench: StreamBench, *, max_cycles: int) -> int:
     """Simulate ``component`` under ``bench`` until it completes; return the cycle count."""
     return run_each_in_amaranth(component, [(bench, max_cycles)])[0]
@@ -63,49 +99,47 @@ def run_each_in_amaranth(component, runs) -> list[int]:
     """Each ``(bench, max_cycles)`` of ``runs`` on ``component``, from reset, in one simulator;
     return their cycle counts.
 
-    Amaranth compiles a design for its simulator when the simulator is made, about a second for
-    a PE: runs of one design share that, and ``Simulator.reset`` returns every signal and memory
-    to its initial value between them, as a simulator of their own would start.
+    The runs share one :class:`SharedSimulator`: the design is compiled for the simulator once.
     """
     top = Clocked(component)
     stimulus = _Stimulus(top)
     # Plain values, so that ports with a data layout (micro-ops) take integers like the rest.
     signals = {name: Value.cast(value) for name, value in port_values(top).items()}
-    current = {}
 
-    async def testbench(ctx):
-        bench, max_cycles = current["run"]
-        inputs = dict(stimulus.initial)
+    def testbench_of(bench: StreamBench, max_cycles: int):
+        async def testbench(ctx):
+            inputs = dict(stimulus.initial)
 
-        def apply(values: dict[str, int]):
-            if not values.keys() <= inputs.keys():
-                unknown = sorted(values.keys() - inputs.keys())
-                raise KeyError(f"the bench drives {unknown}, which are not input ports of the design")
-            inputs.update(values)
+            def apply(values: dict[str, int]):
+                if not values.keys() <= inputs.keys():
+                    unknown = sorted(values.keys() - inputs.keys())
+                    raise KeyError(f"the bench drives {unknown}, which are not input ports of the design")
+                inputs.update(values)
 
-        apply(bench.idle_values())
-        ctx.set(stimulus.stimulus, stimulus.pack(inputs))
-        for cycle in range(max_cycles):
-            apply(bench.drive(cycle))
+            apply(bench.idle_values())
             ctx.set(stimulus.stimulus, stimulus.pack(inputs))
-            # Testbench reads see the design settled after the writes above: the values the
-            # coming clock edge will act on.
-            bench.observe(cycle, {name: _as_int(ctx.get(signals[name])) for name in bench.sampled})
-            await ctx.tick()
-            if bench.finished:
-                return
-        raise bench.no_progress(max_cycles)
+            for cycle in range(max_cycles):
+                apply(bench.drive(cycle))
+                ctx.set(stimulus.stimulus, stimulus.pack(inputs))
+                # Testbench reads see the design settled after the writes above: the values the
+                # coming clock edge will act on.
+                bench.observe(cycle, {name: _as_int(ctx.get(signals[name])) for name in bench.sampled})
+                await ctx.tick()
+                if bench.finished:
+                    return
+            raise bench.no_progress(max_cycles)
+        return testbench
 
-    simulator = Simulator(stimulus)
-    simulator.add_clock(1e-8)
-    simulator.add_testbench(testbench)
+    simulator = SharedSimulator(stimulus)
     cycles = []
-    for index, run in enumerate(runs):
-        if index:
-            simulator.reset()
-        current["run"] = run
-        simulator.run()
-        bench = run[0]
-        bench.checker.finish()
+    runs = list(runs)
+    for index, (bench, max_cycles) in enumerate(runs):
+        try:
+            simulator.run(testbench_of(bench, max_cycles))
+            bench.checker.finish()
+        except Exception as error:
+            if len(runs) > 1:
+                error.add_note(f"(in run {index + 1} of the {len(runs)} that shared the simulator)")
+            raise
         cycles.append(bench.cycles)
     return cycles

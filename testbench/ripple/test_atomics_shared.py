@@ -8,11 +8,9 @@ that no address has two holders. Fabric level: the expected values are the case'
 computed here in Python), never a golden model's.
 """
 
-import functools
 import random
 
 import pytest
-from amaranth.sim import Simulator
 
 from hw.banked_memory import BankedMemory
 from ripple_core.builder import Builder
@@ -23,7 +21,7 @@ from ripple_core.programs import bfs_case, histogram, histogram_case, random_csr
 from rivulet.sim.seeds import seeds_for
 from rivulet.sim.streams import PROFILES, ScoreboardError, SinkDriver, SourceDriver, StreamPort
 from rsn.channels import Channel
-from testbench.ripple.test_pe_shared import WORDS, SharedPes, _Stream, read_fault_registers
+from testbench.ripple.test_pe_shared import WORDS, _Stream, read_fault_registers, shared_pes
 from testbench.ripple.test_shared_memory import (
     PRIVATE,
     SHARED,
@@ -63,7 +61,7 @@ def run_sites(addresses, *, profile, seed, hold=(0, 12), lock_entries=4, memory_
     rng = random.Random(seed)
     stall = PROFILES[profile]
     sites = len(addresses)
-    dut = SharedPes(2 * sites, memory_class=functools.partial(memory_class, lock_entries=lock_entries))
+    dut = shared_pes(2 * sites, memory_class=memory_class, lock_entries=lock_entries)
     acquired, released = [], []
 
     def source(name, stream, tokens):
@@ -129,10 +127,7 @@ def run_sites(addresses, *, profile, seed, hold=(0, 12), lock_entries=4, memory_
         log["faults"] = [await read_fault_registers(ctx, pe) for pe in dut.pes]
         log["asked"] = [len(watched[2 * k].monitor.transfers) for k in range(sites)]
 
-    simulator = Simulator(dut)
-    simulator.add_clock(1e-8)
-    simulator.add_testbench(testbench)
-    simulator.run()
+    dut.run(testbench)
     for k in range(sites):
         assert log["grants"][k] == list(addresses[k]), f"site {k}: acquired {log['grants'][k]}"
         assert log["dones"][k] == [1] * len(addresses[k]), f"site {k}: done tokens {log['dones'][k]}"
@@ -181,7 +176,7 @@ def test_sites_on_different_addresses_hold_them_at_the_same_time():
 def test_a_release_of_a_free_address_faults_with_the_address_and_does_not_hang():
     """PE 0 acquires 5 and PE 1 releases it; PE 2 then releases 7, which nobody holds: only PE
     2 has the fault bit, with 7 in its fault register, and its done token still comes."""
-    dut = SharedPes(3)
+    dut = shared_pes(3)
     seen = {}
 
     async def send(ctx, pe, address):
@@ -203,10 +198,7 @@ def test_a_release_of_a_free_address_faults_with_the_address_and_does_not_hang()
         await send(ctx, dut.pes[2], 7)
         seen["registers"] = [await read_fault_registers(ctx, pe) for pe in dut.pes]
 
-    simulator = Simulator(dut)
-    simulator.add_clock(1e-8)
-    simulator.add_testbench(testbench)
-    simulator.run()
+    dut.run(testbench)
     assert [seen.get(pe) for pe in dut.pes] == [[5], [1], [1]], seen
     (status0, _), (status1, _), (status2, fault2) = seen["registers"]
     assert not status0 & STATUS_FAULT and not status1 & STATUS_FAULT, seen["registers"]

@@ -7,13 +7,13 @@ stream the bench drives idles or refuses at random under every stall profile, an
 monitor watches every PE stream and every memory port.
 """
 
+import functools
 import random
 from types import SimpleNamespace
 
 import pytest
 from amaranth.hdl import Elaboratable, Module
 from amaranth.lib import wiring
-from amaranth.sim import Simulator
 
 from hw.banked_memory import BankedMemory, MemoryOp
 from ripple_core.pe import (
@@ -25,6 +25,7 @@ from ripple_core.pe import (
     RipplePE,
     pe_config_word,
 )
+from rivulet.sim.amaranth_sim import SharedSimulator
 from rivulet.sim.seeds import seeds_for
 from rivulet.sim.streams import (
     PROFILES,
@@ -40,14 +41,20 @@ WORDS, BANKS = 64, 4
 
 
 class SharedPes(Elaboratable):
-    """``len(ops)`` PEs, PE k configured later as ``ops[k]``, on one memory whose last port the
-    bench drives (preload and read-back). ``links`` wires PE outputs to PE inputs:
-    ``(producer, port, consumer, slot)``."""
+    """``n`` PEs, each configured by the bench, on one memory whose last port the bench drives
+    (preload and read-back). ``links`` wires PE outputs to PE inputs:
+    ``(producer, port, consumer, slot)``. Make one with :func:`shared_pes`, which keeps one per
+    shape, and run benches on it with :meth:`run`."""
 
-    def __init__(self, n: int, *, links=(), memory_class=BankedMemory):
+    def __init__(self, n: int, *, links=(), memory_class=BankedMemory, lock_entries: int = 4):
         self.pes = [RipplePE(2, shared_words=WORDS) for _ in range(n)]
-        self.memory = memory_class(n + 1, BANKS, WORDS, meta_width=1)
+        self.memory = memory_class(n + 1, BANKS, WORDS, meta_width=1, lock_entries=lock_entries)
         self.links = list(links)
+        self.simulator = SharedSimulator(self)
+
+    def run(self, testbench):
+        """``testbench`` from reset, in the one simulator this design keeps."""
+        self.simulator.run(testbench)
 
     def elaborate(self, platform):
         m = Module()
@@ -59,6 +66,14 @@ class SharedPes(Elaboratable):
         for producer, port, consumer, slot in self.links:
             wiring.connect(m, self.pes[producer].o[port], self.pes[consumer].i[slot])
         return m
+
+
+@functools.cache
+def shared_pes(n: int, *, links=(), memory_class=BankedMemory, lock_entries: int = 4) -> SharedPes:
+    """The one :class:`SharedPes` of this shape in this process: the tests of a shape (their
+    seeds and stall profiles) share its simulator, whose compile takes seconds, each run from
+    reset. ``links`` is a tuple, so that the shape is a key."""
+    return SharedPes(n, links=links, memory_class=memory_class, lock_entries=lock_entries)
 
 
 class _Stream:
@@ -181,10 +196,7 @@ def run_shared(dut, configs, inputs, expected_counts, *, preload, profile, seed,
         result["accesses"] = [ctx.get(counter) for counter in dut.memory.accesses]
         result["conflicts"] = [ctx.get(counter) for counter in dut.memory.conflicts]
 
-    simulator = Simulator(dut)
-    simulator.add_clock(1e-8)
-    simulator.add_testbench(testbench)
-    simulator.run()
+    dut.run(testbench)
     return SimpleNamespace(outputs=outputs, **result)
 
 
@@ -254,16 +266,17 @@ def test_random_accesses_with_computed_bases_match_a_plain_memory(profile):
     stall profile; LOAD words and done tokens, the memory afterwards and the fault registers."""
     for seed in seeds_for(f"pe-shared:{profile}", count=2):
         print(f"shared memory PEs profile={profile} seed={seed}")
-        check_random(SharedPes(5), random.Random(seed), profile, seed)
+        check_random(shared_pes(5), random.Random(seed), profile, seed)
 
 
 def test_a_memory_that_reorders_answers_is_caught():
     """Bank 0 one cycle late: a PE's answers come back out of order, and the words show it."""
     caught = 0
+    dut = shared_pes(5, memory_class=LateBankZeroMemory)
     for seed in seeds_for("pe-shared:mutant", count=3):
         print(f"reordering memory seed={seed}")
         try:
-            check_random(SharedPes(5, memory_class=LateBankZeroMemory), random.Random(seed), "no_stall", seed)
+            check_random(dut, random.Random(seed), "no_stall", seed)
         except ScoreboardError as error:
             print(f"caught: {error}")
             caught += 1
@@ -284,7 +297,7 @@ def test_two_loads_and_two_stores_on_one_array_are_ordered_by_sync_tokens_only(p
         offsets = rng.sample(range(16), n)
         values = [rng.getrandbits(32) for _ in range(n)]
         preload = [rng.getrandbits(32) for _ in range(WORDS)]
-        dut = SharedPes(4, links=[(0, 0, 1, 2), (1, 0, 2, 2), (2, 0, 3, 2)])
+        dut = shared_pes(4, links=((0, 0, 1, 2), (1, 0, 2, 2), (2, 0, 3, 2)))
         configs = [("STORE", ("hold", "edge", "edge"), {0: 0}),
                    ("LOAD", ("hold", "edge", "edge"), {0: 0}),
                    ("STORE", ("hold", "edge", "edge"), {0: 16}),
@@ -311,7 +324,7 @@ def test_bank_conflicts_from_many_pes_at_once_are_counted_and_nothing_is_lost():
     print(f"bank conflicts seed={seed}")
     rng = random.Random(seed)
     n, tokens = 5, 16
-    dut = SharedPes(n)
+    dut = shared_pes(n)
     configs = [("LOAD", ("hold", "edge", "hold"), {0: 0, 2: 0})] * n
     inputs = {(k, 1): [BANKS * rng.randrange(WORDS // BANKS) for _ in range(tokens)] for k in range(n)}
     preload = [rng.getrandbits(32) for _ in range(WORDS)]

@@ -15,7 +15,6 @@ from collections import deque
 from types import SimpleNamespace
 
 import pytest
-from amaranth.sim import Simulator
 
 from hw.banked_memory import MemoryOp
 from ripple_core.check import read_problems
@@ -41,7 +40,7 @@ from rivulet.sim.streams import PROFILES, ScoreboardError, SinkDriver, SourceDri
 from rsn.channels import Channel
 from rsn.readout import register_reads, split_register_reads
 from testbench.ripple.test_lower import _check
-from testbench.ripple.test_pe_shared import WORDS, SharedPes, _Stream
+from testbench.ripple.test_pe_shared import WORDS, _Stream, shared_pes
 from testbench.ripple.test_shared_memory import SHARED, SMALL_SHARED, check_on_fabric_model, shared_fabric
 
 RING_BASE = 16          # the ring: words 16.. of the 64-word memory; the LOAD PE reads words 0-15
@@ -55,7 +54,7 @@ def run_queue(*, tokens, spill, depth, ring_words, profile, seed, hold=None, max
     words the PE accepted while the sink was held, and the LOAD PE's words and what it wanted."""
     rng = random.Random(seed)
     stall = PROFILES[profile]
-    dut = SharedPes(2)
+    dut = shared_pes(2)
     queue, loader = dut.pes
     preload = [rng.getrandbits(32) for _ in range(WORDS)]
     offsets = [rng.randrange(RING_BASE) for _ in range(3 * len(tokens))]
@@ -139,10 +138,7 @@ def run_queue(*, tokens, spill, depth, ring_words, profile, seed, hold=None, max
         result.registers = {addr: await read(ctx, queue, addr)
                             for addr in (REG_STATUS, REG_FAULT, REG_SPILL_WRITES, REG_SPILL_READS)}
 
-    simulator = Simulator(dut)
-    simulator.add_clock(1e-8)
-    simulator.add_testbench(testbench)
-    simulator.run()
+    dut.run(testbench)
     result.wanted_loads = [preload[offset] for offset in offsets]
     return result
 
