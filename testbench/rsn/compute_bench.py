@@ -19,7 +19,7 @@ from amaranth.hdl import Module, unsigned
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In
 
-from rivulet.sim.amaranth_sim import run_in_amaranth
+from rivulet.sim.amaranth_sim import run_each_in_amaranth
 from rivulet.sim.seeds import base_seed
 from rivulet.sim.streams import (
     PROFILES,
@@ -38,7 +38,8 @@ from rsn.fu_mac import MAC_KIND
 from rsn.isa import MacMode, Precision, decode, encode
 
 __all__ = ["KINDS", "SCENARIOS", "Step", "Planned", "program_for", "golden_outputs", "FuChecker",
-           "ComputeBench", "make_compute_bench", "FlatUop", "run_compute_amaranth", "run_compute_verilator"]
+           "ComputeBench", "make_compute_bench", "FlatUop", "run_compute_amaranth",
+           "run_compute_amaranth_each", "run_compute_verilator"]
 
 KINDS = {"alu": ALU_KIND, "mac": MAC_KIND}
 SCENARIOS = ("random", "throughput", "overlong", "load_behind_result")
@@ -431,11 +432,21 @@ class FlatUop(wiring.Component):
 def run_compute_amaranth(component, kind: str, params: dict, *, profile: str, seed: int,
                          scenario: str = "random") -> ComputeBench:
     """One scenario in Amaranth's simulator; returns the bench (its checker holds the measurements)."""
+    return run_compute_amaranth_each(component, kind, params, profile=profile, seeds=[seed],
+                                     scenario=scenario)[0]
+
+
+def run_compute_amaranth_each(component, kind: str, params: dict, *, profile: str, seeds,
+                              scenario: str = "random") -> list[ComputeBench]:
+    """The scenario once per seed, each from reset, in one Amaranth simulator of ``component``."""
     flat = FlatUop(component)
     ports, extra = stream_ports(flat)
-    bench = make_compute_bench(kind, params, ports, extra, profile, seed, scenario)
-    run_in_amaranth(flat, bench, max_cycles=bench.max_cycles)
-    return bench
+    benches = []
+    for seed in seeds:
+        print(f"{kind} {params} profile={profile} seed={seed}")
+        benches.append(make_compute_bench(kind, params, ports, extra, profile, seed, scenario))
+    run_each_in_amaranth(flat, [(bench, bench.max_cycles) for bench in benches])
+    return benches
 
 
 def run_compute_verilator(component, kind: str, params: dict, *, design: str, case: str, profiles,

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from rivulet.sim.amaranth_sim import run_in_amaranth
+from rivulet.sim.amaranth_sim import run_each_in_amaranth, run_in_amaranth
 from rivulet.sim.seeds import base_seed, seeds_for
 from rivulet.sim.streams import PROFILES, NoProgressError, ScoreboardError
 from rivulet.sim.verilator import build_design, run_cocotb, run_directory
@@ -36,9 +36,12 @@ def _run(profile: str, seed: int, tile_class=None, **image) -> object:
 
 @pytest.mark.parametrize("profile", list(PROFILES))
 def test_control_amaranth(profile):
+    top = ControlTop(**GRID)
+    runs = []
     for seed in seeds_for(f"control-sim:{profile}"):
         print(f"control plane {GRID} profile={profile} seed={seed}")
-        _run(profile, seed, packets=PACKETS)
+        runs.append(make_control_bench(top, profile, seed, packets=PACKETS))
+    run_each_in_amaranth(top, runs)
 
 
 @pytest.mark.verilator

@@ -10,7 +10,7 @@ from rsn.fu import fu_signature
 from rsn.fu_alu import ALU_KIND, LATENCY, AluFu, AluModel, alu_result
 from rsn.isa import AluUop, IsaError, decode, encode
 
-from .compute_bench import run_compute_amaranth, run_compute_verilator
+from .compute_bench import run_compute_amaranth, run_compute_amaranth_each, run_compute_verilator
 
 WIDTHS = [32, 16, 8]
 MUTANT_PROFILES = ["random_stall_50", "backpressure_90"]
@@ -73,9 +73,8 @@ def test_kind_builds_the_fu_signature():
 @pytest.mark.parametrize("profile", list(PROFILES))
 def test_amaranth_sim(width, profile):
     """Random programs, random data and stalls on every stream; outputs and status every cycle."""
-    for seed in seeds_for(f"alu-sim:{width}:{profile}"):
-        print(f"alu width={width} profile={profile} seed={seed}")
-        run_compute_amaranth(AluFu(width), "alu", {"width": width}, profile=profile, seed=seed)
+    run_compute_amaranth_each(AluFu(width), "alu", {"width": width}, profile=profile,
+                              seeds=seeds_for(f"alu-sim:{width}:{profile}"))
 
 
 def test_latency_and_throughput():

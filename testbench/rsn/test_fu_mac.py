@@ -13,7 +13,7 @@ from rsn.fu import fu_signature
 from rsn.fu_mac import LATENCY, MAC_KIND, MacFu, MacModel
 from rsn.isa import IsaError, MacMode, MacUop, Precision, decode, encode
 
-from .compute_bench import run_compute_amaranth, run_compute_verilator
+from .compute_bench import run_compute_amaranth, run_compute_amaranth_each, run_compute_verilator
 
 # (width, mac_depth): 16 bits wrap int8 sums; a depth of 5 is no power of 2.
 CONFIGS = [(32, 16), (16, 8), (8, 5)]
@@ -102,9 +102,8 @@ def test_kind_builds_the_fu_signature():
 def test_amaranth_sim(width, mac_depth, profile):
     """Random programs of all modes and precisions, random data and stalls on every stream."""
     params = {"width": width, "mac_depth": mac_depth}
-    for seed in seeds_for(f"mac-sim:{width}:{mac_depth}:{profile}"):
-        print(f"mac {params} profile={profile} seed={seed}")
-        run_compute_amaranth(MacFu(**params), "mac", params, profile=profile, seed=seed)
+    run_compute_amaranth_each(MacFu(**params), "mac", params, profile=profile,
+                              seeds=seeds_for(f"mac-sim:{width}:{mac_depth}:{profile}"))
 
 
 @pytest.mark.parametrize("width, mac_depth", [(32, 8), (16, 5)])

@@ -15,7 +15,7 @@ from amaranth.hdl import Value
 from amaranth.sim import Simulator
 
 from hw.params import ParameterError
-from rivulet.sim.amaranth_sim import port_values, run_in_amaranth
+from rivulet.sim.amaranth_sim import port_values, run_each_in_amaranth, run_in_amaranth
 from rivulet.sim.seeds import base_seed, seeds_for
 from rivulet.sim.streams import PROFILES, ScoreboardError, stream_ports
 from rivulet.sim.verilator import build_design, run_cocotb, run_directory
@@ -57,9 +57,15 @@ def run_scenario(component_class, config: dict, profile: str, seed: int, **optio
 @pytest.mark.parametrize("profile", list(PROFILES))
 @pytest.mark.parametrize("config", SIM_CONFIGS, ids=config_id)
 def test_amaranth_sim(config, profile):
+    component = MemFu(**config)
+    ports, extra = stream_ports(component)
+    benches = []
     for seed in seeds_for(f"sim:mem:{config_id(config)}:{profile}"):
         print(f"mem {config} profile={profile} seed={seed}")
-        run_scenario(MemFu, config, profile, seed, words=WORDS)
+        benches.append(make_mem_bench(ports, extra, config["width"], config["mem_depth"], profile, seed,
+                                      words=WORDS))
+    cycles = max_cycles_for(config["mem_depth"], WORDS)
+    run_each_in_amaranth(component, [(bench, cycles) for bench in benches])
 
 
 @pytest.mark.verilator
