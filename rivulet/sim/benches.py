@@ -8,8 +8,9 @@ from .scenarios import make_bench
 from .seeds import base_seed
 from .streams import stream_ports
 from .verilator import build_design, run_cocotb, run_directory
+from .wrappers import SideBySide
 
-__all__ = ["run_verilator_bench", "run_amaranth_bench", "design_key"]
+__all__ = ["run_verilator_bench", "run_verilator_benches", "run_amaranth_bench", "design_key"]
 
 
 def design_key(kind: str, params: dict) -> str:
@@ -29,12 +30,42 @@ def run_verilator_bench(component, kind: str, params: dict, *, case: str, profil
     Returns one record per passing (profile, seed): cycles and output tokens.
     """
     ports, extra = stream_ports(component)
-    config = {
-        "kind": kind, "params": params, "ports": [astuple(port) for port in ports],
-        "extra": extra, "profiles": list(profiles), "seeds": list(seeds),
-        "base_seed": base_seed(), "tokens": tokens, "max_cycles": _max_cycles(tokens, params),
-    }
+    row = _row(kind, kind, params, ports, extra, tokens)
     built = build_design(design or design_key(kind, params), component)
+    return _run_rows(built, [row], case=case, profiles=profiles, seeds=seeds, tokens=tokens)
+
+
+def run_verilator_benches(rows, *, case: str, design: str, profiles, seeds, tokens: int = 200) -> list[dict]:
+    """Build the components of ``rows`` (``(name, component, kind, params)``) side by side, in one
+    design, and run every (row, profile, seed) on it in one simulation: each run resets the whole
+    design and drives only its row's ports.
+
+    Returns one record per passing run (its ``row`` is the row's name); raises
+    :class:`~rivulet.sim.verilator.CocotbFailure`, one line per failing run, naming the row.
+    """
+    rows = list(rows)
+    names = [name for name, *_ in rows]
+    if len(set(names)) != len(names):
+        repeated = sorted({name for name in names if names.count(name) > 1})
+        raise ValueError(f"run_verilator_benches: each row needs a name of its own; repeated: {repeated}")
+    top = SideBySide([component for _, component, _, _ in rows])
+    described = []
+    for k, (name, component, kind, params) in enumerate(rows):
+        ports, extra = stream_ports(component)
+        described.append(_row(name, kind, params, ports, extra, tokens, prefix=SideBySide.prefix(k)))
+    built = build_design(design, top)
+    return _run_rows(built, described, case=case, profiles=profiles, seeds=seeds, tokens=tokens)
+
+
+def _row(name: str, kind: str, params: dict, ports, extra, tokens: int, prefix: str = "") -> dict:
+    """One component's scenario; ``prefix`` starts its port names in the design."""
+    return {"name": name, "kind": kind, "params": params, "ports": [astuple(port) for port in ports],
+            "extra": list(extra), "max_cycles": _max_cycles(tokens, params), "prefix": prefix}
+
+
+def _run_rows(built, rows: list[dict], *, case: str, profiles, seeds, tokens: int) -> list[dict]:
+    config = {"rows": rows, "profiles": list(profiles), "seeds": list(seeds), "base_seed": base_seed(),
+              "tokens": tokens}
     with run_directory(case) as directory:
         summary = directory / "summary.jsonl"
         run_cocotb(built, "rivulet.sim.cocotb_bench", directory,

@@ -9,9 +9,11 @@ from cocotb.triggers import ReadOnly, RisingEdge
 __all__ = ["run_bench"]
 
 
-async def run_bench(dut, bench, max_cycles: int) -> int:
-    """Drive right after each rising edge, sample in the read-only phase, as Verilator requires."""
-    handles = {name: getattr(dut, name) for name in {*bench.sampled, *bench.driven}}
+async def run_bench(dut, bench, max_cycles: int, prefix: str = "") -> int:
+    """Drive right after each rising edge, sample in the read-only phase, as Verilator requires.
+    ``prefix``: the design's names of the bench's ports start with it (a component side by side
+    with others, :class:`rivulet.sim.wrappers.SideBySide`)."""
+    handles = {name: getattr(dut, prefix + name) for name in {*bench.sampled, *bench.driven}}
     for name, value in bench.idle_values().items():
         handles[name].value = value
     dut.rst.value = 1

@@ -39,7 +39,12 @@ class SimulationFailure(AssertionError):
 
 
 class CocotbFailure(SimulationFailure):
-    """A cocotb bench reported failing tests; the message carries their failure texts."""
+    """A cocotb bench reported failing tests; the message carries their failure texts, and
+    ``tests`` maps each failing test's name to its own (message and traceback)."""
+
+    def __init__(self, message: str, tests: dict[str, str] | None = None):
+        super().__init__(message)
+        self.tests = tests or {}
 
 
 @dataclass(frozen=True)
@@ -183,24 +188,29 @@ def run_cocotb(design: VerilatedDesign, test_module: str, test_dir: Path,
     if not results.exists():
         raise CocotbFailure(f"the simulation produced no results; end of {test_dir / 'sim.log'}:\n"
                             + _tail(test_dir / "sim.log"))
-    failures = _failures(results)
-    if failures:
-        raise CocotbFailure(f"{len(failures)} cocotb test(s) failed (log: {test_dir / 'sim.log'}):\n"
-                            + "\n".join(failures))
+    tests = _failures(results)
+    if tests:
+        # One line per failing test; the first keeps its traceback.
+        lines = [f"{name}: {text.splitlines()[0]}" for name, text in tests.items()]
+        lines[0] = f"{next(iter(tests))}: {next(iter(tests.values()))}"
+        raise CocotbFailure(f"{len(tests)} cocotb test(s) failed (log: {test_dir / 'sim.log'}):\n"
+                            + "\n".join(lines), tests)
     return results
 
 
-def _failures(results_xml: Path) -> list[str]:
-    """One line per failing cocotb test; the first keeps its traceback."""
+def _failures(results_xml: Path) -> dict[str, str]:
+    """Each failing cocotb test's name -> its failure message, then its traceback."""
     cases = list(ElementTree.parse(results_xml).iter("testcase"))
     if not cases:
-        return [f"no test ran (see {results_xml})"]
-    failures = []
+        return {"(none)": f"no test ran (see {results_xml})"}
+    failures = {}
     for case in cases:
         for failure in list(case.iter("failure")) + list(case.iter("error")):
-            detail = (failure.text or "").strip() if not failures else ""
-            message = failure.get("message") or detail.splitlines()[-1:] or "failed"
-            failures.append(f"{case.get('name')}: {message}" + (f"\n{detail}" if detail else ""))
+            detail = (failure.text or "").strip()
+            message = failure.get("message") or (detail.splitlines()[-1] if detail else "failed")
+            text = message + (f"\n{detail}" if detail else "")
+            name = case.get("name")
+            failures[name] = f"{failures[name]}\n{text}" if name in failures else text
     return failures
 
 

@@ -6,7 +6,7 @@ from amaranth.lib.wiring import In
 
 from .streams import port_paths
 
-__all__ = ["Clocked", "Held", "member_value"]
+__all__ = ["Clocked", "Held", "SideBySide", "member_value"]
 
 
 def member_value(interface, path):
@@ -78,4 +78,32 @@ class Held(wiring.Component):
                 m.d.comb += inner.eq(held)
             else:
                 m.d.comb += outer.eq(inner)
+        return m
+
+
+class SideBySide(wiring.Component):
+    """Several components in one design, component ``k``'s ports under ``u{k}``: Verilog names
+    ``u{k}__`` followed by its own. Small designs build in seconds and run in less; one build
+    and one simulation for a table of them saves a build and a simulator start-up per row."""
+
+    def __init__(self, components):
+        self.components = list(components)
+        super().__init__(wiring.Signature({f"u{k}": wiring.Out(component.signature)
+                                           for k, component in enumerate(self.components)}))
+
+    @staticmethod
+    def prefix(k: int) -> str:
+        return f"u{k}__"
+
+    def elaborate(self, platform):
+        m = Module()
+        for k, component in enumerate(self.components):
+            m.submodules[f"u{k}"] = component
+            outer_interface = getattr(self, f"u{k}")
+            for path, member in port_paths(component.signature):
+                outer, inner = member_value(outer_interface, path), member_value(component, path)
+                if member.flow == wiring.In:
+                    m.d.comb += inner.eq(outer)
+                else:
+                    m.d.comb += outer.eq(inner)
         return m

@@ -2,9 +2,10 @@
 
 import pytest
 
-from rivulet.sim.benches import run_amaranth_bench, run_verilator_bench
+from rivulet.sim.benches import run_amaranth_bench, run_verilator_benches
 from rivulet.sim.seeds import seeds_for
 from rivulet.sim.streams import NoProgressError
+from rivulet.sim.verilator import CocotbFailure
 from testbench.mutants import MUTANTS
 
 PROFILES = ["backpressure_90", "random_stall_50"]
@@ -21,12 +22,19 @@ def test_mutant_caught_in_amaranth_sim(name, profile):
 
 
 @pytest.mark.verilator
-@pytest.mark.parametrize("name", list(MUTANTS))
-def test_mutant_caught_on_verilator(name):
-    mutant = MUTANTS[name]
-    seeds = seeds_for(f"mutant-verilator:{name}", count=2)
-    with pytest.raises(AssertionError, match=mutant.evidence) as caught:
-        run_verilator_bench(mutant.build(), mutant.kind, mutant.params, case=f"mutant-{name}",
-                            profiles=PROFILES, seeds=seeds, design=f"mutant-{name}")
-    # Every (profile, seed) must have failed, not just one.
-    assert f"{len(PROFILES) * len(seeds)} cocotb test(s) failed" in str(caught.value)
+def test_mutants_caught_on_verilator():
+    """All mutants side by side in one design and one simulation: every (profile, seed) of each
+    must fail, by its own check."""
+    seeds = seeds_for("mutant-verilator", count=2)
+    print(f"mutants on Verilator, seeds={seeds}")
+    rows = [(name, mutant.build(), mutant.kind, mutant.params) for name, mutant in MUTANTS.items()]
+    with pytest.raises(CocotbFailure) as caught:
+        run_verilator_benches(rows, case="mutants", design="mutants", profiles=PROFILES, seeds=seeds)
+    failed = caught.value.tests
+    for name, mutant in MUTANTS.items():
+        for profile in PROFILES:
+            for seed in seeds:
+                test = f"stream_bench/row={name}/profile={profile}/seed={seed}"
+                assert test in failed, f"{name} passed under {profile} seed {seed}"
+                assert mutant.evidence in failed[test], f"{name}, {profile}, {seed}: {failed[test]}"
+    assert len(failed) == len(MUTANTS) * len(PROFILES) * len(seeds), sorted(failed)

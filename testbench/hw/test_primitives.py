@@ -3,11 +3,11 @@
 import pytest
 
 from hw import catalog
-from rivulet.sim.benches import run_amaranth_bench, run_verilator_bench
+from rivulet.sim.benches import run_amaranth_bench, run_verilator_benches
 from rivulet.sim.seeds import seeds_for
 from rivulet.sim.streams import PROFILES
 
-from .scenarios import primitive_rows, row_id, verilator_rows
+from .scenarios import PRIMITIVES, primitive_rows, row_id
 
 
 @primitive_rows
@@ -20,10 +20,14 @@ def test_amaranth_sim(kind, params, profile):
 
 
 @pytest.mark.verilator
-@verilator_rows
-def test_verilator(kind, params):
-    """Generated Verilog on Verilator via cocotb: every profile and seed in one simulation."""
-    seeds = seeds_for(f"verilator:{row_id(kind, params)}")
-    print(f"{kind} {params} seeds={seeds}")
-    run_verilator_bench(catalog.build(kind, **params), kind, params,
-                        case=f"primitive-{row_id(kind, params)}", profiles=list(PROFILES), seeds=seeds)
+def test_verilator():
+    """Generated Verilog on Verilator via cocotb: every row side by side in one design, each
+    row under every profile and seed, all in one simulation."""
+    seeds = seeds_for("verilator:primitives")
+    print(f"{len(PRIMITIVES)} primitive rows, seeds={seeds}")
+    rows = [(row_id(kind, params), catalog.build(kind, **params), kind, params)
+            for kind, params in PRIMITIVES]
+    records = run_verilator_benches(rows, case="primitives", design="primitives", profiles=list(PROFILES),
+                                    seeds=seeds)
+    assert sorted((r["row"], r["profile"], r["seed"]) for r in records) == \
+        sorted((name, profile, seed) for name, *_ in rows for profile in PROFILES for seed in seeds)
