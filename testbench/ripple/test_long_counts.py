@@ -12,7 +12,7 @@ from ripple_core.lang.api import Array, kernel
 from ripple_core.lower import compile_lowering, lower_graph
 from rsn.model import FabricModel
 from rsn.readout import model_register_reads, register_reads, split_register_reads
-from testbench.ripple.test_lanes_timing import two_lane_fabric
+from testbench.ripple.test_lanes_timing import LANE_FABRIC, two_lane_fabric
 from testbench.ripple.test_lower import _check
 
 
@@ -60,7 +60,7 @@ def test_more_than_65535_firings_in_one_micro_op_on_the_rtl():
     65,535 times under one micro-op, on the Verilated fabric; the sum read back is n(n-1)/2."""
     from rivulet.sim.fabric_run import run_many_on_rtl
 
-    fabric = two_lane_fabric("shared")
+    fabric = LANE_FABRIC        # the build test_lanes_timing.py uses
     lowering, compiled = _lowered(66_000, fabric)
     assert max(lowering.firings.values()) > 0xFFFF
     assert all(len(tile.uops) == 1 for tile in compiled.program.graph.fu_nodes())

@@ -16,14 +16,14 @@ from rivulet.sim.seeds import seeds_for
 from rivulet.sim.streams import PROFILES
 from rsn.cycle_model import predict_cycles
 from rsn.readout import register_reads, split_register_reads
-from testbench.ripple.test_lanes_timing import LANE_FABRICS
+from testbench.ripple.test_lanes_timing import LANE_FABRIC
 from testbench.ripple.test_lower import FABRIC, SUITE, _check, needs_suite, suite_graph
 
-# K = 3 runs on the two-lane fabric with private banks that test_lanes_timing.py builds anyway
-# (ripple.toml's options otherwise, on 4x5 tiles): a 5x6 fabric for K = 3 alone was the suite's
-# costliest build for one test.
+# K = 3 runs on the two-lane fabric that test_lanes_timing.py builds anyway (ripple.toml's options
+# otherwise, a shared memory, 4x5 tiles): a 5x6 fabric for K = 3 alone was the suite's costliest
+# build for one test.
 OPTIONS = {"bypass": dataclasses.replace(FABRIC, queue_mode="bypass"),
-           "bypass-every3": LANE_FABRICS["private"]}
+           "bypass-every3": LANE_FABRIC}
 # (kernel, variant): a recurrence through the network (no STREAM), a pipelined array loop, and
 # the nested loops of dmv; each graph's longest case. (bench/results/queue_bypass.md has the
 # cycle model on every suite case in both modes.)
