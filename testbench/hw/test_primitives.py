@@ -7,7 +7,7 @@ from rivulet.sim.benches import run_amaranth_bench, run_verilator_benches
 from rivulet.sim.seeds import seeds_for
 from rivulet.sim.streams import PROFILES
 
-from .scenarios import PRIMITIVES, primitive_rows, row_id
+from .scenarios import VERILATOR_ROWS, primitive_rows, row_id
 
 
 @primitive_rows
@@ -21,12 +21,12 @@ def test_amaranth_sim(kind, params, profile):
 
 @pytest.mark.verilator
 def test_verilator():
-    """Generated Verilog on Verilator via cocotb: every row side by side in one design, each
-    row under every profile and seed, all in one simulation."""
+    """Generated Verilog on Verilator via cocotb: a row of each shape, side by side in one
+    design, each under every profile and seed, all in one simulation."""
     seeds = seeds_for("verilator:primitives")
-    print(f"{len(PRIMITIVES)} primitive rows, seeds={seeds}")
+    print(f"{len(VERILATOR_ROWS)} primitive rows, seeds={seeds}")
     rows = [(row_id(kind, params), catalog.build(kind, **params), kind, params)
-            for kind, params in PRIMITIVES]
+            for kind, params in VERILATOR_ROWS]
     records = run_verilator_benches(rows, case="primitives", design="primitives", profiles=list(PROFILES),
                                     seeds=seeds)
     assert sorted((r["row"], r["profile"], r["seed"]) for r in records) == \
