@@ -191,8 +191,8 @@ def run_cocotb(design: VerilatedDesign, test_module: str, test_dir: Path,
     tests = _failures(results)
     if tests:
         # One line per failing test; the first keeps its traceback.
-        lines = [f"{name}: {text.splitlines()[0]}" for name, text in tests.items()]
-        lines[0] = f"{next(iter(tests))}: {next(iter(tests.values()))}"
+        lines = [f"{name}: {text if k == 0 else text.splitlines()[0]}"
+                 for k, (name, text) in enumerate(tests.items())]
         raise CocotbFailure(f"{len(tests)} cocotb test(s) failed (log: {test_dir / 'sim.log'}):\n"
                             + "\n".join(lines), tests)
     return results

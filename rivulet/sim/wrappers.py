@@ -16,6 +16,18 @@ def member_value(interface, path):
     return interface
 
 
+def pass_through(m, outer, inner):
+    """Drive ``inner``'s inputs from ``outer``'s and ``outer``'s outputs from ``inner``'s, port by
+    port (`wiring.connect` cannot flip interfaces that contain arrays); both have ``inner``'s
+    signature."""
+    for path, member in port_paths(inner.signature):
+        outside, inside = member_value(outer, path), member_value(inner, path)
+        if member.flow == wiring.In:
+            m.d.comb += inside.eq(outside)
+        else:
+            m.d.comb += outside.eq(inside)
+
+
 class Clocked(wiring.Component):
     """The component, with the same ports, plus a ``sync`` clock domain.
 
@@ -31,13 +43,7 @@ class Clocked(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         m.submodules.dut = self.component
-        # Port by port: `wiring.connect` cannot flip interfaces that contain arrays.
-        for path, member in port_paths(self.signature):
-            outer, inner = member_value(self, path), member_value(self.component, path)
-            if member.flow == wiring.In:
-                m.d.comb += inner.eq(outer)
-            else:
-                m.d.comb += outer.eq(inner)
+        pass_through(m, self, self.component)
         heartbeat = Signal()
         m.d.sync += heartbeat.eq(~heartbeat)
         return m
@@ -99,11 +105,5 @@ class SideBySide(wiring.Component):
         m = Module()
         for k, component in enumerate(self.components):
             m.submodules[f"u{k}"] = component
-            outer_interface = getattr(self, f"u{k}")
-            for path, member in port_paths(component.signature):
-                outer, inner = member_value(outer_interface, path), member_value(component, path)
-                if member.flow == wiring.In:
-                    m.d.comb += inner.eq(outer)
-                else:
-                    m.d.comb += outer.eq(inner)
+            pass_through(m, getattr(self, f"u{k}"), component)
         return m

@@ -15,7 +15,7 @@ from amaranth.hdl import Value
 from amaranth.sim import Simulator
 
 from hw.params import ParameterError
-from rivulet.sim.amaranth_sim import port_values, run_each_in_amaranth, run_in_amaranth
+from rivulet.sim.amaranth_sim import port_values, run_each_in_amaranth
 from rivulet.sim.seeds import base_seed, seeds_for
 from rivulet.sim.streams import PROFILES, ScoreboardError, stream_ports
 from rivulet.sim.verilator import build_design, run_cocotb, run_directory
@@ -46,26 +46,26 @@ def config_id(config: dict) -> str:
 
 def run_scenario(component_class, config: dict, profile: str, seed: int, **options):
     """One scenario in Amaranth's simulator; returns the bench for timing inspection."""
+    return run_scenarios(component_class, config, profile, [seed], **options)[0]
+
+
+def run_scenarios(component_class, config: dict, profile: str, seeds, **options) -> list:
+    """The scenario once per seed, each from reset, in one simulator; returns the benches."""
     component = component_class(**config)
     ports, extra = stream_ports(component)
-    bench = make_mem_bench(ports, extra, config["width"], config["mem_depth"], profile, seed,
-                           **options)
-    run_in_amaranth(component, bench, max_cycles=max_cycles_for(config["mem_depth"], WORDS))
-    return bench
+    benches = [make_mem_bench(ports, extra, config["width"], config["mem_depth"], profile, seed, **options)
+               for seed in seeds]
+    cycles = max_cycles_for(config["mem_depth"], WORDS)
+    run_each_in_amaranth(component, [(bench, cycles) for bench in benches])
+    return benches
 
 
 @pytest.mark.parametrize("profile", list(PROFILES))
 @pytest.mark.parametrize("config", SIM_CONFIGS, ids=config_id)
 def test_amaranth_sim(config, profile):
-    component = MemFu(**config)
-    ports, extra = stream_ports(component)
-    benches = []
-    for seed in seeds_for(f"sim:mem:{config_id(config)}:{profile}"):
-        print(f"mem {config} profile={profile} seed={seed}")
-        benches.append(make_mem_bench(ports, extra, config["width"], config["mem_depth"], profile, seed,
-                                      words=WORDS))
-    cycles = max_cycles_for(config["mem_depth"], WORDS)
-    run_each_in_amaranth(component, [(bench, cycles) for bench in benches])
+    seeds = seeds_for(f"sim:mem:{config_id(config)}:{profile}")
+    print(f"mem {config} profile={profile} seeds={seeds}")
+    run_scenarios(MemFu, config, profile, seeds, words=WORDS)
 
 
 @pytest.mark.verilator
