@@ -7,7 +7,7 @@ from amaranth.sim import Simulator
 from .streams import StreamBench, port_name, port_paths
 from .wrappers import Clocked, member_value
 
-__all__ = ["run_in_amaranth", "run_each_in_amaranth", "port_values", "SharedSimulator"]
+__all__ = ["run_in_amaranth", "run_each_in_amaranth", "port_values", "SharedSimulator", "AmaranthDesign"]
 
 
 def port_values(component) -> dict:
@@ -95,16 +95,28 @@ def run_in_amaranth(component, bench: StreamBench, *, max_cycles: int) -> int:
     return run_each_in_amaranth(component, [(bench, max_cycles)])[0]
 
 
+class AmaranthDesign:
+    """A component made ready for :func:`run_each_in_amaranth`: its stimulus top, its port values
+    and one :class:`SharedSimulator`. A test module that keeps one per shape (``functools.cache``)
+    compiles each shape once for all of its tests instead of once per test."""
+
+    def __init__(self, component):
+        self.component = component
+        self.stimulus = _Stimulus(Clocked(component))
+        # Plain values, so that ports with a data layout (micro-ops) take integers like the rest.
+        self.signals = {name: Value.cast(value) for name, value in port_values(self.stimulus.top).items()}
+        self.simulator = SharedSimulator(self.stimulus)
+
+
 def run_each_in_amaranth(component, runs) -> list[int]:
     """Each ``(bench, max_cycles)`` of ``runs`` on ``component``, from reset, in one simulator;
     return their cycle counts.
 
-    The runs share one :class:`SharedSimulator`: the design is compiled for the simulator once.
+    The runs share one :class:`SharedSimulator`: the design is compiled for the simulator once
+    (once for every call, when ``component`` is an :class:`AmaranthDesign`).
     """
-    top = Clocked(component)
-    stimulus = _Stimulus(top)
-    # Plain values, so that ports with a data layout (micro-ops) take integers like the rest.
-    signals = {name: Value.cast(value) for name, value in port_values(top).items()}
+    design = component if isinstance(component, AmaranthDesign) else AmaranthDesign(component)
+    stimulus, signals, simulator = design.stimulus, design.signals, design.simulator
 
     def testbench_of(bench: StreamBench, max_cycles: int):
         async def testbench(ctx):
@@ -130,7 +142,6 @@ def run_each_in_amaranth(component, runs) -> list[int]:
             raise bench.no_progress(max_cycles)
         return testbench
 
-    simulator = SharedSimulator(stimulus)
     cycles = []
     runs = list(runs)
     for index, (bench, max_cycles) in enumerate(runs):

@@ -9,6 +9,7 @@ spike or the membranes that differ.
 """
 
 import dataclasses
+import functools
 import json
 import random
 from dataclasses import astuple
@@ -18,7 +19,7 @@ import pytest
 
 import snn.crossbar
 from hw import ParameterError
-from rivulet.sim.amaranth_sim import run_each_in_amaranth, run_in_amaranth
+from rivulet.sim.amaranth_sim import AmaranthDesign, run_each_in_amaranth, run_in_amaranth
 from rivulet.sim.seeds import base_seed, seeds_for
 from rivulet.sim.streams import PROFILES, ScoreboardError, stream_ports
 from rivulet.sim.verilator import build_design, run_cocotb, run_directory
@@ -56,9 +57,11 @@ def run_sim(dut: Crossbar, params: LifParams, size: Size, profile: str, seed: in
     return run_sims(dut, params, size, profile, [seed], **options)[0]
 
 
-def run_sims(dut: Crossbar, params: LifParams, size: Size, profile: str, seeds, **options) -> list:
-    """One run per seed, each from reset, in one simulator; returns the benches."""
-    ports, extra = stream_ports(dut)
+def run_sims(dut: Crossbar | AmaranthDesign, params: LifParams, size: Size, profile: str, seeds,
+             **options) -> list:
+    """One run per seed, each from reset, in one simulator (the design's own, for an
+    :class:`AmaranthDesign`); returns the benches."""
+    ports, extra = stream_ports(dut.component if isinstance(dut, AmaranthDesign) else dut)
     benches = [make_crossbar_bench(params, size, ports, extra, profile, seed, **options) for seed in seeds]
     run_each_in_amaranth(dut, [(bench, max_cycles_for(size)) for bench in benches])
     return benches
@@ -71,10 +74,15 @@ def run_sims(dut: Crossbar, params: LifParams, size: Size, profile: str, seeds, 
 def test_amaranth_sim(preset, size, profile, readback):
     """Fast tier: random weights, membranes and spike trains; the model's spikes and membranes."""
     shape = {**SIZES, **CORNERS}[size]
-    dut = build(preset, shape)
     seeds = seeds_for(f"crossbar:{preset}:{size}:{profile}:{readback}", count=2)
     print(f"crossbar {preset} {size} profile={profile} readback={readback} seeds={seeds}")
-    run_sims(dut, PRESETS[preset], shape, profile, seeds, readback=readback)
+    run_sims(_shared_design(preset, size), PRESETS[preset], shape, profile, seeds, readback=readback)
+
+
+@functools.cache
+def _shared_design(preset: str, size: str) -> AmaranthDesign:
+    """One simulator per (preset, size) for all the fast tier's profiles, read-back modes and seeds."""
+    return AmaranthDesign(build(preset, {**SIZES, **CORNERS}[size]))
 
 
 @pytest.mark.verilator

@@ -4,6 +4,7 @@ model, the digits MLP and random networks on the RTL under host stalls, and ever
 The reference is written here in numpy from docs/dense.md's arithmetic, not taken from dense/.
 """
 
+import functools
 import random
 import re
 from pathlib import Path
@@ -137,7 +138,9 @@ def test_a_mac_starts_its_next_phase_while_the_last_one_ends():
         assert len(bubbles) == 3 and min(bubbles) <= 2, (lowered.phase_roles[phase], bubbles)
 
 
+@functools.cache
 def _digits_example():
+    """The example module, loaded once per process: its ``trained`` cache then trains once."""
     import importlib.util
 
     path = REPOSITORY / "examples" / "digits_mlp.py"

@@ -8,6 +8,7 @@ requests accepted in one cycle go to different banks or fault, so they commute) 
 port's responses, in order, to be the model's answers.
 """
 
+import functools
 import random
 import time
 from collections import deque
@@ -19,7 +20,7 @@ from amaranth.back import verilog
 from hw import BankedMemory, MemoryOp, ParameterError
 from hw.banked_memory import LATENCY
 from hw.golden import BankedMemoryModel, RoundRobinModel
-from rivulet.sim.amaranth_sim import run_in_amaranth
+from rivulet.sim.amaranth_sim import AmaranthDesign, run_in_amaranth
 from rivulet.sim.seeds import seeds_for
 from rivulet.sim.streams import (
     PROFILES,
@@ -228,8 +229,14 @@ def random_programs(scenario: Scenario, rng: random.Random) -> list[list[dict]]:
 
 def run_random(scenario: Scenario, profile: str, seed: int, component=BankedMemory):
     rng = random.Random(seed)
-    dut = scenario.build(component)
-    return run(dut, memory_bench(dut, random_programs(scenario, rng), PROFILES[profile], rng))
+    design = _design(scenario, component)
+    return run(design, memory_bench(design.component, random_programs(scenario, rng), PROFILES[profile], rng))
+
+
+@functools.cache
+def _design(scenario: Scenario, component) -> AmaranthDesign:
+    """One simulator per scenario's memory for all its profiles and seeds, each run from reset."""
+    return AmaranthDesign(scenario.build(component))
 
 
 @pytest.mark.parametrize("name", list(SCENARIOS))

@@ -10,6 +10,7 @@ also checked cycle by cycle: ``firings`` grows by the firings of both lanes (0..
 one in each busy cycle without a firing or an output transfer.
 """
 
+import functools
 import itertools
 import random
 from collections import deque
@@ -40,7 +41,7 @@ from ripple_core.pe import (
     port_map_word,
 )
 from ripple_core.pe.lanes import PairModel, lane_register
-from rivulet.sim.amaranth_sim import run_each_in_amaranth
+from rivulet.sim.amaranth_sim import AmaranthDesign, run_each_in_amaranth
 from rivulet.sim.seeds import seeds_for
 from rivulet.sim.streams import (
     PROFILES,
@@ -289,20 +290,24 @@ class SharedPair(wiring.Component):
 
 
 def run_cases(runs) -> list[PairBench]:
-    """Each ``(case, profile, seed)`` of ``runs`` from reset; consecutive runs of one design (the
-    same memory) share a simulator, so the tile is compiled for it once."""
+    """Each ``(case, profile, seed)`` of ``runs`` from reset; the runs of one design (the same
+    memory), in this test and the others, share a simulator, so the tile is compiled once."""
     benches = []
     for (shared_words, mem_depth), group in itertools.groupby(
             runs, key=lambda run: (run[0].shared_words, run[0].mem_depth)):
-        if shared_words:
-            fu = SharedPair(shared_words)
-        else:
-            fu = FlatUop(PeFu(32, mem_depth=mem_depth, lanes=2))
-        ports, _ = stream_ports(fu)
+        design = _lane_design(shared_words, mem_depth)
+        ports, _ = stream_ports(design.component)
         batch = [PairBench(ports, case, profile, random.Random(seed)) for case, profile, seed in group]
-        run_each_in_amaranth(fu, [(bench, bench.max_cycles) for bench in batch])
+        run_each_in_amaranth(design, [(bench, bench.max_cycles) for bench in batch])
         benches += batch
     return benches
+
+
+@functools.cache
+def _lane_design(shared_words: int, mem_depth: int) -> AmaranthDesign:
+    if shared_words:
+        return AmaranthDesign(SharedPair(shared_words))
+    return AmaranthDesign(FlatUop(PeFu(32, mem_depth=mem_depth, lanes=2)))
 
 
 # ---------------------------------------------------------------------------- cases

@@ -16,6 +16,7 @@ sequence is independent of timing (``test_generated_programs_are_race_free`` che
 golden model under random schedules).
 """
 
+import functools
 import json
 import random
 from dataclasses import astuple, dataclass, field
@@ -24,7 +25,7 @@ from amaranth.hdl import Const, Shape, Value, unsigned
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In
 
-from rivulet.sim.amaranth_sim import run_in_amaranth
+from rivulet.sim.amaranth_sim import AmaranthDesign, run_in_amaranth
 from rivulet.sim.seeds import base_seed
 from rivulet.sim.streams import (
     PROFILES,
@@ -594,11 +595,17 @@ class FlatUopSwitch(wiring.Component):
 def run_switch_amaranth(params: SwitchParams, scenario: dict, *,
                         switch_class=Switch) -> StreamBench:
     """Run one scenario in Amaranth's simulator; return the bench (its transfers and cycles)."""
-    switch = params.build(switch_class)
-    ports, extra = stream_ports(switch)
+    design = _switch_design(params, switch_class)
+    ports, extra = stream_ports(design.component.switch)
     bench, max_cycles = make_switch_bench(params, ports, extra, scenario)
-    run_in_amaranth(FlatUopSwitch(switch), bench, max_cycles=max_cycles)
+    run_in_amaranth(design, bench, max_cycles=max_cycles)
     return bench
+
+
+@functools.cache
+def _switch_design(params: SwitchParams, switch_class) -> AmaranthDesign:
+    """One simulator per switch for every scenario run on it, each from reset."""
+    return AmaranthDesign(FlatUopSwitch(params.build(switch_class)))
 
 
 def run_switch_verilator(params: SwitchParams, scenarios: list[dict], *, case: str,
