@@ -620,15 +620,17 @@ def run_pe_amaranth(pe, phases, *, profile: str, seed: int) -> PeBench:
 
 def run_pe_amaranth_each(pe, runs) -> list[PeBench]:
     """Each ``(phases, profile, seed)`` of ``runs`` on ``pe`` from reset, in one simulator (the PE
-    is compiled for it once); returns the benches."""
-    from rivulet.sim.amaranth_sim import run_each_in_amaranth
+    is compiled for it once, or once per worker for a RipplePE from
+    :func:`testbench.ripple.ripple_ops_bench.pe_design`); returns the benches."""
+    from rivulet.sim.amaranth_sim import AmaranthDesign, run_each_in_amaranth
     from rivulet.sim.streams import stream_ports
     from testbench.rsn.compute_bench import FlatUop
 
-    mem_depth = pe.mem_depth
-    if hasattr(pe, "uop"):
-        pe = FlatUop(pe)        # integers on the micro-op port
-    ports, _ = stream_ports(pe)
+    component = pe.component if isinstance(pe, AmaranthDesign) else pe
+    mem_depth = component.mem_depth
+    if hasattr(component, "uop"):
+        pe = component = FlatUop(component)        # integers on the micro-op port
+    ports, _ = stream_ports(component)
     benches = [make_pe_bench(ports, phases, profile, seed, mem_depth) for phases, profile, seed in runs]
     run_each_in_amaranth(pe, [(bench, bench.max_cycles) for bench in benches])
     return benches

@@ -11,8 +11,10 @@ registers to read back; the bench reads them after the run (``bench.read_values`
 the rule's ``finish()``.
 """
 
+import functools
 import random
 
+from rivulet.sim.amaranth_sim import AmaranthDesign, run_in_amaranth
 from rivulet.sim.streams import PROFILES, SinkDriver, SourceDriver, StreamBench, stream_ports
 
 __all__ = ["OpBench", "run_op_bench"]
@@ -77,12 +79,18 @@ class OpBench(StreamBench):
                 and self.reads is not None and self.issued == len(self.reads) and self.pending is None)
 
 
-def run_op_bench(pe, writes, streams, rule, *, profile: str, seed: int, max_cycles: int = 20_000) -> OpBench:
-    """Run one configuration of ``pe`` (a RipplePE) in Amaranth's simulator; the rule's
-    ``finish()`` makes the final checks."""
-    from rivulet.sim.amaranth_sim import run_in_amaranth
+@functools.cache
+def pe_design(depth: int, **options) -> AmaranthDesign:
+    """``RipplePE(depth, **options)`` made ready once per worker for every bench run on it."""
+    from ripple_core.pe import RipplePE
 
-    ports, _ = stream_ports(pe)
+    return AmaranthDesign(RipplePE(depth, **options))
+
+
+def run_op_bench(pe, writes, streams, rule, *, profile: str, seed: int, max_cycles: int = 20_000) -> OpBench:
+    """Run one configuration of ``pe`` (a RipplePE, or one from :func:`pe_design`) in Amaranth's
+    simulator, from reset; the rule's ``finish()`` makes the final checks."""
+    ports, _ = stream_ports(pe.component if isinstance(pe, AmaranthDesign) else pe)
     bench = OpBench(ports, writes, streams, rule, profile, random.Random(seed))
     run_in_amaranth(pe, bench, max_cycles=max_cycles)     # ends with the rule's finish()
     return bench

@@ -36,6 +36,7 @@ from .pe_bench import (
     run_pe_amaranth_each,
     with_front,
 )
+from .ripple_ops_bench import pe_design
 
 DEPTHS = [1, 2, 4]
 MIN, MAX = -(1 << 31), (1 << 31) - 1
@@ -49,7 +50,7 @@ def run_directed(phase: Phase, outputs, *, depth: int, profile: str = "random_st
     seeds = seeds_for(f"pe-directed:{phase.op}:{phase.streams}:{depth}", count=2)
     print(f"pe {phase.op} depth={depth} profile={profile} seeds={seeds}")
     # Tokens behind a slot's leftover front never matter and could not enter a full queue.
-    run_pe_amaranth_each(RipplePE(depth), [([with_front(phase)], profile, seed) for seed in seeds])
+    run_pe_amaranth_each(pe_design(depth), [([with_front(phase)], profile, seed) for seed in seeds])
 
 
 def test_config_word_layout():
@@ -79,7 +80,7 @@ def test_every_operator_random(depth, profile):
         phases = [drained(random_phase(op, rng)) for op in OPERATORS]
         rng.shuffle(phases)
         runs.append((phases, profile, seed))
-    run_pe_amaranth_each(RipplePE(depth), runs)
+    run_pe_amaranth_each(pe_design(depth), runs)
 
 
 @pytest.mark.parametrize("depth", DEPTHS)
@@ -92,7 +93,7 @@ def test_every_operator_with_leftovers(depth):
     # Each operator from reset, one after another in one simulator.
     runs = [([with_front(random_phase(op, rng))], profiles[k % len(profiles)], rng.getrandbits(32))
             for k, op in enumerate(OPERATORS)]
-    run_pe_amaranth_each(RipplePE(depth), runs)
+    run_pe_amaranth_each(pe_design(depth), runs)
 
 
 ARITHMETIC = [("ADD", MAX, 1, MIN), ("SUB", MIN, 1, MAX), ("MUL", 0x10000, 0x10000, 0), ("MUL", -3, 7, -21),
@@ -110,7 +111,7 @@ def test_32_bit_arithmetic(depth):
         assert golden(phase).outputs == [[want], []], phase.op
     (seed,) = seeds_for(f"pe-arith:{depth}", count=1)
     print(f"pe arithmetic depth={depth} seed={seed}")
-    run_pe_amaranth(RipplePE(depth), phases, profile="random_stall_50", seed=seed)
+    run_pe_amaranth(pe_design(depth), phases, profile="random_stall_50", seed=seed)
 
 
 @pytest.mark.parametrize("depth", DEPTHS)
@@ -226,7 +227,7 @@ def test_memory_random(depth, profile):
     read back after every memory phase."""
     seeds = seeds_for(f"pe-memory:{depth}:{profile}", count=2)
     print(f"pe memory depth={depth} profile={profile} seeds={seeds}")
-    run_pe_amaranth_each(RipplePE(depth, mem_depth=MEM_DEPTH),
+    run_pe_amaranth_each(pe_design(depth, mem_depth=MEM_DEPTH),
                          [(memory_phases(random.Random(seed), MEM_DEPTH), profile, seed) for seed in seeds])
 
 
@@ -235,7 +236,7 @@ def test_a_pe_without_ripples_operators_still_loads_and_stores():
     so such a PE never fired a LOAD while the golden model did)."""
     seeds = seeds_for("pe-memory:no-ripple-ops", count=2)
     print(f"pe memory without ripple_ops seeds={seeds}")
-    run_pe_amaranth_each(RipplePE(2, mem_depth=MEM_DEPTH, ripple_ops=False),
+    run_pe_amaranth_each(pe_design(2, mem_depth=MEM_DEPTH, ripple_ops=False),
                          [(memory_phases(random.Random(seed), MEM_DEPTH), "random_stall_50", seed)
                           for seed in seeds])
 
@@ -251,7 +252,7 @@ def run_memory_directed(phases, outputs, *, depth: int, mem_depth: int = 16, fau
         bank = run.bank
     seeds = seeds_for(f"pe-memory-directed:{phases[0].op}:{len(phases)}:{depth}:{mem_depth}", count=2)
     print(f"pe memory directed depth={depth} mem_depth={mem_depth} profile={profile} seeds={seeds}")
-    run_pe_amaranth_each(RipplePE(depth, mem_depth=mem_depth), [(phases, profile, seed) for seed in seeds])
+    run_pe_amaranth_each(pe_design(depth, mem_depth=mem_depth), [(phases, profile, seed) for seed in seeds])
 
 
 HOLD_BASE = ("hold", "edge", "hold")
@@ -419,7 +420,7 @@ def test_bench_catches_a_wrong_expectation():
     pe_bench.golden = tampered
     try:
         with pytest.raises(ScoreboardError, match="expected"):
-            run_pe_amaranth(RipplePE(2), [phase], profile="no_stall", seed=1)
+            run_pe_amaranth(pe_design(2), [phase], profile="no_stall", seed=1)
     finally:
         pe_bench.golden = original
 

@@ -32,7 +32,7 @@ from ripple_core.pe import (
 )
 from rivulet.sim.seeds import seeds_for
 
-from .ripple_ops_bench import run_op_bench
+from .ripple_ops_bench import pe_design, run_op_bench
 
 PROFILES = ["no_stall", "random_stall_50", "backpressure_90", "blocked_then_free"]
 MEM_DEPTH = 64
@@ -107,7 +107,7 @@ def test_queue_keeps_fifo_order(profile, spill, slot_depth):
         rng = random.Random(seed)
         tokens = [rng.getrandbits(32) for _ in range(40)]
         rule = QueueRule(tokens)
-        bench = run_op_bench(RipplePE(slot_depth, mem_depth=MEM_DEPTH), queue_writes(3, spill), {0: tokens},
+        bench = run_op_bench(pe_design(slot_depth, mem_depth=MEM_DEPTH), queue_writes(3, spill), {0: tokens},
                              rule, profile=profile, seed=seed)
         writes, reads = bench.read_values[REG_SPILL_WRITES], bench.read_values[REG_SPILL_READS]
         assert writes == reads, f"{writes} words spilled but {reads} came back"
@@ -124,11 +124,11 @@ def test_queue_bounded_without_spill_and_spills_with_it(depth):
     for seed in _seeds(f"queue-bound:{depth}", 1):
         tokens = list(range(100, 140))
         plain = QueueRule(tokens)
-        run_op_bench(RipplePE(2, mem_depth=MEM_DEPTH), queue_writes(depth, False), {0: tokens}, plain,
+        run_op_bench(pe_design(2, mem_depth=MEM_DEPTH), queue_writes(depth, False), {0: tokens}, plain,
                      profile="blocked_then_free", seed=seed)
         assert plain.taken_before_first_output == depth + 2 + 2
         spilled = QueueRule(tokens)
-        bench = run_op_bench(RipplePE(2, mem_depth=MEM_DEPTH), queue_writes(depth, True), {0: tokens},
+        bench = run_op_bench(pe_design(2, mem_depth=MEM_DEPTH), queue_writes(depth, True), {0: tokens},
                              spilled, profile="blocked_then_free", seed=seed)
         assert spilled.taken_before_first_output == len(tokens)
         # Two words leave the ring for port 0 before it fills; every later one beyond the depth spills.
@@ -184,7 +184,7 @@ def test_arb_round_robin_and_fair(profile):
         streams = {k: [(k << 16) | n for n in range(rng.randint(5, 25))] for k in range(3)}
         rule = ArbRule(streams)
         # depth 0: the bench drives the slots themselves, so it sees which were present.
-        run_op_bench(RipplePE(0), {REG_CONFIG: pe_config_word("ARB", drop=(1,))}, streams, rule,
+        run_op_bench(pe_design(0), {REG_CONFIG: pe_config_word("ARB", drop=(1,))}, streams, rule,
                      profile=profile, seed=seed)
         for k in range(3):
             assert [t for t in rule.out if t >> 16 == k] == streams[k], "ARB reordered one source"
@@ -205,7 +205,7 @@ def test_arb_emits_the_granted_slot_on_port_1(profile):
         rng = random.Random(seed)
         streams = {k: [(k << 16) | n for n in range(rng.randint(5, 25))] for k in range(3)}
         rule = ArbIndexRule(streams)
-        run_op_bench(RipplePE(0), {REG_CONFIG: pe_config_word("ARB")}, streams, rule, profile=profile,
+        run_op_bench(pe_design(0), {REG_CONFIG: pe_config_word("ARB")}, streams, rule, profile=profile,
                      seed=seed)
         assert rule.indices == rule.granted
         assert rule.indices == [token >> 16 for token in rule.out]
@@ -215,8 +215,8 @@ def test_arb_two_sources_skip_the_absent_slot():
     """An ARB of two sources leaves slot 2 const and unarmed: it is never present."""
     streams = {0: [1, 2, 3, 4], 1: [11, 12, 13, 14]}
     rule = ArbRule(streams)
-    run_op_bench(RipplePE(0), {REG_CONFIG: pe_config_word("ARB", slots=("edge", "edge", "const"), drop=(1,))},
-                 streams, rule, profile="no_stall", seed=1)
+    word = pe_config_word("ARB", slots=("edge", "edge", "const"), drop=(1,))
+    run_op_bench(pe_design(0), {REG_CONFIG: word}, streams, rule, profile="no_stall", seed=1)
     assert rule.out == [1, 11, 2, 12, 3, 13, 4, 14]
 
 
@@ -267,7 +267,7 @@ def test_task_dispatch(profile, ind):
         args = [rng.getrandbits(32) for _ in range(20)]
         rule = TaskRule(args, ind, rng)
         # depth 0: a transfer on slot 0 or 1 is the PE's own take, so invocations can be counted.
-        run_op_bench(RipplePE(0), {REG_CONFIG: pe_config_word("TASK", pred=ind, drop=(1,))}, {0: args}, rule,
+        run_op_bench(pe_design(0), {REG_CONFIG: pe_config_word("TASK", pred=ind, drop=(1,))}, {0: args}, rule,
                      profile=profile, seed=seed)
 
 
@@ -279,7 +279,7 @@ def test_task_with_credits_runs_that_many_invocations_at_once(profile):
         args = [rng.getrandbits(32) for _ in range(30)]
         rule = TaskRule(args, False, rng, credits=3)
         word = pe_config_word("TASK", slots=("edge", "edge", "hold"), drop=(1,))
-        run_op_bench(RipplePE(0), {REG_CONFIG: word, REG_CONST + 2: 3}, {0: args}, rule, profile=profile,
+        run_op_bench(pe_design(0), {REG_CONFIG: word, REG_CONST + 2: 3}, {0: args}, rule, profile=profile,
                      seed=seed)
 
 
@@ -337,8 +337,8 @@ def test_lock_exclusive_under_contention(profile, slot_depth):
         rng = random.Random(seed)
         addresses = [rng.choice([3, 5, 8, -1, 1 << 20, 9, 10]) for _ in range(40)]
         rule = LockRule(addresses, rng)
-        run_op_bench(RipplePE(slot_depth, mem_depth=16), {REG_CONFIG: pe_config_word("LOCK")}, {0: addresses},
-                     rule, profile=profile, seed=seed)
+        run_op_bench(pe_design(slot_depth, mem_depth=16), {REG_CONFIG: pe_config_word("LOCK")},
+                     {0: addresses}, rule, profile=profile, seed=seed)
         maxima.append(rule.max_held)
     if profile != "backpressure_90":
         assert max(maxima) > 1, "distinct addresses were never held at the same time"
@@ -359,7 +359,7 @@ def test_release_of_an_unheld_address_faults():
             return [REG_STATUS, REG_FAULT]
 
     rule = Stray()
-    bench = run_op_bench(RipplePE(2, mem_depth=16), {REG_CONFIG: pe_config_word("LOCK")}, {1: [42], 2: [0]},
+    bench = run_op_bench(pe_design(2, mem_depth=16), {REG_CONFIG: pe_config_word("LOCK")}, {1: [42], 2: [0]},
                          rule, profile="no_stall", seed=1)
     assert bench.read_values[REG_STATUS] & STATUS_FAULT
     assert bench.read_values[REG_FAULT] == 42
@@ -410,7 +410,7 @@ def test_ldst_loads_and_stores_one_array(profile, slot_depth):
         writes = {REG_CONFIG: pe_config_word("LDST"), REG_ORIGIN: 100,
                   **{MEM_WINDOW + w: v for w, v in enumerate(bank)}}
         rule = LdstRule(loads, stores, bank)
-        run_op_bench(RipplePE(slot_depth, mem_depth=16), writes,
+        run_op_bench(pe_design(slot_depth, mem_depth=16), writes,
                      {0: loads, 1: [w for w, _ in stores], 2: [v for _, v in stores]}, rule,
                      profile=profile, seed=seed)
 
@@ -431,7 +431,7 @@ def test_ldst_out_of_range_faults_with_the_flat_address():
             return [REG_STATUS, REG_FAULT]
 
     rule = One()
-    bench = run_op_bench(RipplePE(2, mem_depth=16), {REG_CONFIG: pe_config_word("LDST"), REG_ORIGIN: 100},
+    bench = run_op_bench(pe_design(2, mem_depth=16), {REG_CONFIG: pe_config_word("LDST"), REG_ORIGIN: 100},
                          {0: [16]}, rule, profile="no_stall", seed=1)
     assert rule.words == [0]
     assert bench.read_values[REG_STATUS] & STATUS_FAULT and bench.read_values[REG_FAULT] == 116
