@@ -620,16 +620,19 @@ def run_pe_amaranth(pe, phases, *, profile: str, seed: int) -> PeBench:
 
 def run_pe_amaranth_each(pe, runs) -> list[PeBench]:
     """Each ``(phases, profile, seed)`` of ``runs`` on ``pe`` from reset, in one simulator (the PE
-    is compiled for it once, or once per worker for a RipplePE from
-    :func:`testbench.ripple.ripple_ops_bench.pe_design`); returns the benches."""
+    is compiled for it once, or once per worker for a design from
+    :func:`testbench.ripple.ripple_ops_bench.pe_design` or ``fu_design``); returns the benches."""
     from rivulet.sim.amaranth_sim import AmaranthDesign, run_each_in_amaranth
     from rivulet.sim.streams import stream_ports
     from testbench.rsn.compute_bench import FlatUop
 
-    component = pe.component if isinstance(pe, AmaranthDesign) else pe
-    mem_depth = component.mem_depth
-    if hasattr(component, "uop"):
-        pe = component = FlatUop(component)        # integers on the micro-op port
+    if isinstance(pe, AmaranthDesign):
+        design = component = pe.component           # a FlatUop already, for a pe FU
+        mem_depth = getattr(component, "component", component).mem_depth
+    else:
+        mem_depth = pe.mem_depth
+        design = component = FlatUop(pe) if hasattr(pe, "uop") else pe     # integers on the micro-op port
+        pe = design
     ports, _ = stream_ports(component)
     benches = [make_pe_bench(ports, phases, profile, seed, mem_depth) for phases, profile, seed in runs]
     run_each_in_amaranth(pe, [(bench, bench.max_cycles) for bench in benches])

@@ -87,6 +87,15 @@ def pe_design(depth: int, **options) -> AmaranthDesign:
     return AmaranthDesign(RipplePE(depth, **options))
 
 
+@functools.cache
+def fu_design(width: int, **options) -> AmaranthDesign:
+    """``PeFu(width, **options)``, its micro-op port as plain bits, made ready once per worker."""
+    from ripple_core.pe import PeFu
+    from testbench.rsn.compute_bench import FlatUop
+
+    return AmaranthDesign(FlatUop(PeFu(width, **options)))
+
+
 def run_op_bench(pe, writes, streams, rule, *, profile: str, seed: int, max_cycles: int = 20_000) -> OpBench:
     """Run one configuration of ``pe`` (a RipplePE, or one from :func:`pe_design`) in Amaranth's
     simulator, from reset; the rule's ``finish()`` makes the final checks."""

@@ -41,6 +41,7 @@ from testbench.ripple.pe_bench import (
     run_pe_amaranth_each,
     with_front,
 )
+from testbench.ripple.ripple_ops_bench import fu_design
 
 
 def configure(model: PeModel, phase: Phase):
@@ -166,7 +167,7 @@ def test_rtl_memory(profile):
     """The FU's RTL with a 32-word bank: a preloaded array, LOADs and STOREs, read-backs."""
     seeds = seeds_for(f"pe-fu-memory:{profile}", count=2)
     print(f"pe FU memory profile={profile} seeds={seeds}")
-    run_pe_amaranth_each(PeFu(32, mem_depth=32),
+    run_pe_amaranth_each(fu_design(32, mem_depth=32),
                          [(memory_phases(random.Random(seed), 32), profile, seed) for seed in seeds])
 
 
@@ -180,7 +181,7 @@ def test_rtl_every_operator(profile):
         phases = [drained(random_phase(op, rng)) for op in OPERATORS]
         rng.shuffle(phases)
         runs.append((phases, profile, seed))
-    run_pe_amaranth_each(PeFu(32), runs)
+    run_pe_amaranth_each(fu_design(32), runs)
 
 
 def test_rtl_micro_op_grants_only_its_firings():
