@@ -115,9 +115,10 @@ def run_in_amaranth(component, bench: StreamBench, *, max_cycles: int) -> int:
 
 
 class AmaranthDesign:
-    """A component made ready for :func:`run_each_in_amaranth`: its stimulus top, its port values
-    and one :class:`SharedSimulator`. A test module that keeps one per shape (``functools.cache``)
-    compiles each shape once for all of its tests instead of once per test."""
+    """A component made ready for :func:`run_each_in_amaranth`: its stimulus top (through which
+    every port is written and read) and one :class:`SharedSimulator`. A test module that keeps one
+    per shape (``functools.cache``) compiles each shape once for all of its tests, not once per
+    test."""
 
     def __init__(self, component):
         self.component = component
