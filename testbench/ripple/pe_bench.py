@@ -627,12 +627,11 @@ def run_pe_amaranth_each(pe, runs) -> list[PeBench]:
     from testbench.rsn.compute_bench import FlatUop
 
     if isinstance(pe, AmaranthDesign):
-        design = component = pe.component           # a FlatUop already, for a pe FU
+        component = pe.component           # a FlatUop already, for a pe FU
         mem_depth = getattr(component, "component", component).mem_depth
     else:
         mem_depth = pe.mem_depth
-        design = component = FlatUop(pe) if hasattr(pe, "uop") else pe     # integers on the micro-op port
-        pe = design
+        pe = component = FlatUop(pe) if hasattr(pe, "uop") else pe     # integers on the micro-op port
     ports, _ = stream_ports(component)
     benches = [make_pe_bench(ports, phases, profile, seed, mem_depth) for phases, profile, seed in runs]
     run_each_in_amaranth(pe, [(bench, bench.max_cycles) for bench in benches])
