@@ -7,7 +7,8 @@ from amaranth.sim import Simulator
 from .streams import StreamBench, port_name, port_paths
 from .wrappers import Clocked, member_value
 
-__all__ = ["run_in_amaranth", "run_each_in_amaranth", "port_values", "SharedSimulator", "AmaranthDesign"]
+__all__ = ["run_in_amaranth", "run_each_in_amaranth", "port_values", "SharedSimulator", "AmaranthDesign",
+           "component_of"]
 
 
 def port_values(component) -> dict:
@@ -124,6 +125,12 @@ class AmaranthDesign:
         self.component = component
         self.stimulus = _Stimulus(Clocked(component))
         self.simulator = SharedSimulator(self.stimulus)
+
+
+def component_of(target):
+    """The component of ``target``, an :class:`AmaranthDesign` or a component itself: what a
+    bench takes its port names from."""
+    return target.component if isinstance(target, AmaranthDesign) else target
 
 
 def run_each_in_amaranth(component, runs) -> list[int]:

@@ -19,7 +19,7 @@ import pytest
 
 import snn.crossbar
 from hw import ParameterError
-from rivulet.sim.amaranth_sim import AmaranthDesign, run_each_in_amaranth, run_in_amaranth
+from rivulet.sim.amaranth_sim import AmaranthDesign, component_of, run_each_in_amaranth, run_in_amaranth
 from rivulet.sim.seeds import base_seed, seeds_for
 from rivulet.sim.streams import PROFILES, ScoreboardError, stream_ports
 from rivulet.sim.verilator import build_design, run_cocotb, run_directory
@@ -61,7 +61,7 @@ def run_sims(dut: Crossbar | AmaranthDesign, params: LifParams, size: Size, prof
              **options) -> list:
     """One run per seed, each from reset, in one simulator (the design's own, for an
     :class:`AmaranthDesign`); returns the benches."""
-    ports, extra = stream_ports(dut.component if isinstance(dut, AmaranthDesign) else dut)
+    ports, extra = stream_ports(component_of(dut))
     benches = [make_crossbar_bench(params, size, ports, extra, profile, seed, **options) for seed in seeds]
     run_each_in_amaranth(dut, [(bench, max_cycles_for(size)) for bench in benches])
     return benches

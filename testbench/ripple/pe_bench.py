@@ -622,16 +622,14 @@ def run_pe_amaranth_each(pe, runs) -> list[PeBench]:
     """Each ``(phases, profile, seed)`` of ``runs`` on ``pe`` from reset, in one simulator (the PE
     is compiled for it once, or once per worker for a design from
     :func:`testbench.ripple.ripple_ops_bench.pe_design` or ``fu_design``); returns the benches."""
-    from rivulet.sim.amaranth_sim import AmaranthDesign, run_each_in_amaranth
+    from rivulet.sim.amaranth_sim import AmaranthDesign, component_of, run_each_in_amaranth
     from rivulet.sim.streams import stream_ports
     from testbench.rsn.compute_bench import FlatUop
 
-    if isinstance(pe, AmaranthDesign):
-        component = pe.component           # a FlatUop already, for a pe FU
-        mem_depth = getattr(component, "component", component).mem_depth
-    else:
-        mem_depth = pe.mem_depth
-        pe = component = FlatUop(pe) if hasattr(pe, "uop") else pe     # integers on the micro-op port
+    if not isinstance(pe, AmaranthDesign) and hasattr(pe, "uop"):
+        pe = FlatUop(pe)        # integers on the micro-op port (a kept pe FU design has it already)
+    component = component_of(pe)
+    mem_depth = getattr(component, "component", component).mem_depth      # the PE inside a FlatUop
     ports, _ = stream_ports(component)
     benches = [make_pe_bench(ports, phases, profile, seed, mem_depth) for phases, profile, seed in runs]
     run_each_in_amaranth(pe, [(bench, bench.max_cycles) for bench in benches])

@@ -14,7 +14,7 @@ the rule's ``finish()``.
 import functools
 import random
 
-from rivulet.sim.amaranth_sim import AmaranthDesign, run_in_amaranth
+from rivulet.sim.amaranth_sim import AmaranthDesign, component_of, run_in_amaranth
 from rivulet.sim.streams import PROFILES, SinkDriver, SourceDriver, StreamBench, stream_ports
 
 __all__ = ["OpBench", "run_op_bench"]
@@ -99,7 +99,7 @@ def fu_design(width: int, **options) -> AmaranthDesign:
 def run_op_bench(pe, writes, streams, rule, *, profile: str, seed: int, max_cycles: int = 20_000) -> OpBench:
     """Run one configuration of ``pe`` (a RipplePE, or one from :func:`pe_design`) in Amaranth's
     simulator, from reset; the rule's ``finish()`` makes the final checks."""
-    ports, _ = stream_ports(pe.component if isinstance(pe, AmaranthDesign) else pe)
+    ports, _ = stream_ports(component_of(pe))
     bench = OpBench(ports, writes, streams, rule, profile, random.Random(seed))
     run_in_amaranth(pe, bench, max_cycles=max_cycles)     # ends with the rule's finish()
     return bench
