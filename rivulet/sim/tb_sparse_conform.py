@@ -13,6 +13,7 @@ import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import ReadOnly, RisingEdge
 
+from rivulet.sim.cocotb_loop import DesignPorts
 from rivulet.sim.streams import (
     PROFILES,
     NoProgressError,
@@ -215,15 +216,14 @@ async def _run(dut, job, profile_name, seed, width, all_inputs):
     exact = hinted is None or lockstep
     checker = ExpectedTokens(job["outputs"], width, until_done=not exact, scanner=progress)
     bench = StreamBench([s.port for s in sources] + [s.port for s in sinks], sources, sinks, checker)
-    handles = {name: getattr(dut, name) for name in {*bench.sampled, *bench.driven}}
+    ports = DesignPorts(dut, {*bench.sampled, *bench.driven})
     tokens = sum(len(t) for t in job["inputs"].values()) + sum(len(t) for t in job["outputs"].values())
     max_cycles = 40 * tokens + 1000
     tail = None
     for cycle in range(max_cycles):
-        for name, value in bench.drive(cycle).items():
-            handles[name].value = value
+        ports.write(bench.drive(cycle))
         await ReadOnly()
-        bench.observe(cycle, {name: int(handles[name].value) for name in bench.sampled})
+        bench.observe(cycle, ports.read())
         await RisingEdge(dut.clk)
         if tail is None and bench.finished:
             tail = TAIL_CYCLES
@@ -234,8 +234,7 @@ async def _run(dut, job, profile_name, seed, width, all_inputs):
                 break
     else:
         raise bench.no_progress(max_cycles)
-    for sink in sinks:
-        handles[sink.port.ready].value = 0
+    ports.write({sink.port.ready: 0 for sink in sinks})
     difference = _difference(job, checker.got, width, exact)
     for bank, expected in job["reads"].items():
         got = []

@@ -28,8 +28,7 @@ from .waves import say_where_waves_went, trace_args, waves_requested
 from .wrappers import Clocked
 
 __all__ = ["VerilatedDesign", "build_design", "run_cocotb", "run_directory", "CocotbFailure",
-           "SimulationFailure",
-           "waves_requested"]
+           "OBSERVED_LAYOUT", "SimulationFailure", "waves_requested"]
 
 SIM_ROOT = BUILD_ROOT / "sim"
 
@@ -52,6 +51,13 @@ class VerilatedDesign:
     key: str
     build_dir: Path
     toplevel: str = "top"
+    # The top's ``observed`` output, (port, width) from bit 0 (rivulet.sim.wrappers.Clocked): the
+    # benches read every output at once through it (rivulet.sim.cocotb_loop.DesignPorts).
+    observed: tuple = ()
+
+
+# The environment variable that hands a cocotb bench the layout of the top's ``observed`` port.
+OBSERVED_LAYOUT = "RIVULET_OBSERVED_LAYOUT"
 
 
 # Above this much Verilog (after identical modules are shared), compiling the model with
@@ -70,11 +76,18 @@ PUBLIC_TOP_ONLY = ["--no-public-flat-rw"]
 PUBLIC_TOP_CONFIG = '`verilator_config\npublic_flat_rw -module "top" -var "*"\n'
 
 
+def _optimised(verilog_bytes: int, optimise: bool | None) -> bool:
+    """Whether a model is compiled with C++ optimisation: as the caller asks, else only a small
+    one (``RIVULET_OPTIMISE_COCOTB=1`` optimises every model: the benchmark's fastest cocotb tier)."""
+    if os.environ.get("RIVULET_OPTIMISE_COCOTB", "") not in ("", "0"):
+        return True
+    return verilog_bytes <= LARGE_DESIGN_BYTES if optimise is None else optimise
+
+
 @contextlib.contextmanager
-def _compiler_optimisation(verilog_bytes: int):
-    """Compile large models without C++ optimisation, through make's command-line variables
-    (``RIVULET_OPTIMISE_COCOTB=1`` optimises every model: the benchmark's fastest cocotb tier)."""
-    if verilog_bytes <= LARGE_DESIGN_BYTES or os.environ.get("RIVULET_OPTIMISE_COCOTB", "") not in ("", "0"):
+def _compiler_optimisation(optimised: bool):
+    """An unoptimised model's compile, through make's command-line variables."""
+    if optimised:
         yield
         return
     previous = os.environ.get("MAKEFLAGS")      # set when the tests run under `make test`
@@ -92,12 +105,14 @@ def _compiler_optimisation(verilog_bytes: int):
 
 
 def build_design(key: str, component, *, wrap: bool = True, what: str | None = None,
-                 say=say_on_stderr) -> VerilatedDesign:
+                 optimise: bool | None = None, say=say_on_stderr) -> VerilatedDesign:
     """Convert ``component`` (wrapped to have a clock) and build it with Verilator, once.
 
     ``wrap=False`` converts the component as it is, for a top with its own clock domain and
     plain pins (a board top). ``what`` names the design in the progress lines ``say`` gets: a
     build takes minutes, so its phase and time are said as it goes, and a cached build says so.
+    ``optimise``: compile the model with C++ optimisation (None: only a small one,
+    :data:`LARGE_DESIGN_BYTES`), for a bench that runs long enough to repay the compile.
     """
     use_tool_environment()
     waves = waves_requested()
@@ -105,19 +120,21 @@ def build_design(key: str, component, *, wrap: bool = True, what: str | None = N
     what = what or f"the Verilated model {key}"
     build_dir = SIM_ROOT / key
     SIM_ROOT.mkdir(parents=True, exist_ok=True)
+    top = Clocked(component, observe=True) if wrap else component
     with Progress(f"converting {what} to Verilog", quiet_for=10.0, say=say):
-        text = convert_sharing_units(Clocked(component) if wrap else component, name="top", emit_src=False)
+        text = convert_sharing_units(top, name="top", emit_src=False)
         text, _, _ = share_identical_modules(text)
-    digest = hashlib.sha256(text.encode()).hexdigest()
+    optimised = _optimised(len(text), optimise)
+    digest = hashlib.sha256(f"{text}\n// optimised: {optimised}\n".encode()).hexdigest()
     with open(SIM_ROOT / f"{key}.lock", "w") as lock:
         _lock(lock, what, say)
         stamp = build_dir / "built.sha256"
         if stamp.exists() and stamp.read_text() == digest:
             say(f"using the cached build in {shown_path(build_dir)} ({what})")
         else:
-            _build(build_dir, text, what, waves, say)
+            _build(build_dir, text, what, waves, say, optimised)
             stamp.write_text(digest)
-    return VerilatedDesign(key, build_dir)
+    return VerilatedDesign(key, build_dir, observed=getattr(top, "observed_layout", ()))
 
 
 def _lock(lock, what: str, say):
@@ -137,7 +154,7 @@ def record_build(build_dir: Path, what: str, seconds: float, **phases: float):
     (build_dir / "build.json").write_text(json.dumps(record, indent=1) + "\n")
 
 
-def _build(build_dir: Path, text: str, what: str, waves: bool, say):
+def _build(build_dir: Path, text: str, what: str, waves: bool, say, optimised: bool):
     """Verilator, then the C++ compile of its model, with a progress line for each phase."""
     from cocotb_tools.runner import get_runner
 
@@ -153,7 +170,7 @@ def _build(build_dir: Path, text: str, what: str, waves: bool, say):
         return ("compiling the C++ model" if makefile.exists() and makefile.stat().st_mtime >= started
                 else "verilator")
 
-    with (_compiler_optimisation(len(text)),
+    with (_compiler_optimisation(optimised),
           Progress(f"building {what}", phase=phase, done=f"built {what} ({shown_path(build_dir)})", say=say)):
         get_runner("verilator").build(
             sources=[source], hdl_toplevel="top", build_dir=build_dir, always=True,
@@ -176,6 +193,8 @@ def run_cocotb(design: VerilatedDesign, test_module: str, test_dir: Path,
         raise TypeError(f"run_cocotb takes the run's directory (from run_directory), not {test_dir!r}")
     use_tool_environment()
     results = test_dir / "results.xml"
+    if design.observed:
+        extra_env = {**extra_env, OBSERVED_LAYOUT: json.dumps(design.observed)}
     try:
         get_runner("verilator").test(
             test_module=test_module, hdl_toplevel=design.toplevel, hdl_toplevel_lang="verilog",

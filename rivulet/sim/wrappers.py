@@ -1,12 +1,16 @@
 """Wrappers that make any component simulatable the same way."""
 
-from amaranth.hdl import ClockDomain, ClockSignal, Module, ResetSignal, Signal
+from amaranth.hdl import Cat, ClockDomain, ClockSignal, Module, ResetSignal, Shape, Signal
 from amaranth.lib import wiring
-from amaranth.lib.wiring import In
+from amaranth.lib.wiring import In, Out
 
-from .streams import port_paths
+from .streams import port_name, port_paths
 
-__all__ = ["Clocked", "Held", "SideBySide", "member_value"]
+__all__ = ["Clocked", "Held", "SideBySide", "member_value", "OBSERVED"]
+
+# The port Clocked(observe=True) adds: every output of the component side by side, so that a
+# cocotb bench reads them all with one simulator call per cycle instead of one per port.
+OBSERVED = "observed"
 
 
 def member_value(interface, path):
@@ -32,18 +36,37 @@ class Clocked(wiring.Component):
     """The component, with the same ports, plus a ``sync`` clock domain.
 
     Combinational primitives (Join, a lock-step Fork) have no clock of their own, but a bench
-    needs one to pace its drivers. The wrapper's ports are exactly the component's, so port names
+    needs one to pace its drivers. The wrapper's ports are the component's, so port names
     in Verilog do not change; ``clk`` and ``rst`` are added if the component lacks them.
+
+    ``observe=True`` adds one output, :data:`OBSERVED`: the component's outputs concatenated,
+    the first at bit 0, as ``observed_layout`` lists them ((Verilog name, width) each). Reading a
+    port costs a cocotb bench far more than the design's cycle does (bench/results/sim_speed.md),
+    so one read of it replaces a read per port.
     """
 
-    def __init__(self, component):
+    def __init__(self, component, *, observe: bool = False):
         self.component = component
-        super().__init__(component.signature)
+        outputs = [(path, member) for path, member in port_paths(component.signature) if member.flow == Out]
+        self.observed_layout = tuple((port_name(path), Shape.cast(member.shape).width)
+                                     for path, member in outputs) if observe else ()
+        if not observe:
+            super().__init__(component.signature)
+            return
+        members = dict(component.signature.members)
+        if OBSERVED in members:
+            raise ValueError(f"Clocked: the component has a port named {OBSERVED!r} of its own")
+        members[OBSERVED] = Out(max(1, sum(width for _, width in self.observed_layout)))
+        super().__init__(wiring.Signature(members))
 
     def elaborate(self, platform):
         m = Module()
         m.submodules.dut = self.component
         pass_through(m, self, self.component)
+        if self.observed_layout:
+            m.d.comb += getattr(self, OBSERVED).eq(Cat(
+                member_value(self.component, path) for path, member in port_paths(self.component.signature)
+                if member.flow == Out))
         heartbeat = Signal()
         m.d.sync += heartbeat.eq(~heartbeat)
         return m
