@@ -35,13 +35,16 @@ def run_verilator_bench(component, kind: str, params: dict, *, case: str, profil
     return _run_rows(built, [row], case=case, profiles=profiles, seeds=seeds, tokens=tokens)
 
 
-def run_verilator_benches(rows, *, case: str, design: str, profiles, seeds, tokens: int = 200) -> list[dict]:
+def run_verilator_benches(rows, *, case: str, design: str, profiles, seeds, tokens: int = 200,
+                          optimise: bool | None = None) -> list[dict]:
     """Build the components of ``rows`` (``(name, component, kind, params)``) side by side, in one
     design, and run every (row, profile, seed) on it in one simulation: each run resets the whole
     design and drives only its row's ports.
 
     Returns one record per passing run (its ``row`` is the row's name); raises
     :class:`~rivulet.sim.verilator.CocotbFailure`, one line per failing run, naming the row.
+    ``optimise``: as for :func:`~rivulet.sim.verilator.build_design` (every run clocks the whole
+    design, so a long table can repay an optimised compile).
     """
     rows = list(rows)
     names = [name for name, *_ in rows]
@@ -53,7 +56,7 @@ def run_verilator_benches(rows, *, case: str, design: str, profiles, seeds, toke
     for k, (name, component, kind, params) in enumerate(rows):
         ports, extra = stream_ports(component)
         described.append(_row(name, kind, params, ports, extra, tokens, prefix=SideBySide.prefix(k)))
-    built = build_design(design, top)
+    built = build_design(design, top, optimise=optimise)
     return _run_rows(built, described, case=case, profiles=profiles, seeds=seeds, tokens=tokens)
 
 
