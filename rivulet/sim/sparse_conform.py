@@ -41,9 +41,7 @@ def run_rtl(files, *, profiles=None, seeds=None, once=(), say=print):
     for job in jobs:
         if job["file"] in single:       # a hinted scan's exact run is its lock-step one
             job["runs"] = [[HINT_LOCKSTEP, 0] if job["hinted"] else [profiles[0], seeds[0]]]
-    # Optimised: a quarter of a million cycles of every primitive side by side run in half the
-    # time, which repays the longer compile (docs/simulation-tiers.md).
-    built = build_design(f"samflow-primitives-w{WIDTH}", top, what="the sparse primitives", optimise=True)
+    built = build_design(f"samflow-primitives-w{WIDTH}", top, what="the sparse primitives")
     with run_directory("samflow-conform") as directory:
         setup, results = directory / "jobs.json", directory / "results.jsonl"
         setup.write_text(json.dumps({"jobs": jobs, "profiles": profiles, "seeds": seeds, "width": WIDTH,

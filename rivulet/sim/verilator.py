@@ -66,8 +66,8 @@ OBSERVED_LAYOUT = "RIVULET_OBSERVED_LAYOUT"
 # hardly slows it (the 30-tile ripple fabric: its suite test took 10 min with -Os, 5 min with
 # -O0, on two idle cores; the 2x2 board top with its UART bridge, 446 kB: 38 s with -Os, 28 s with
 # -O0, the run itself 13 s either way). Every fabric and board top of the suite is above it. A
-# bench that clocks a large model for long asks for optimisation instead (``optimise=True``: the
-# SAM conformance table, the primitives side by side; docs/simulation-tiers.md).
+# bench that clocks a large model for long may ask for optimisation instead (``optimise=True``:
+# the primitives side by side; docs/simulation-tiers.md).
 LARGE_DESIGN_BYTES = 100_000
 
 # cocotb's runner marks every signal public (``--public-flat-rw``), which keeps Verilator from
