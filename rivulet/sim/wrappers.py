@@ -32,6 +32,11 @@ def pass_through(m, outer, inner):
             m.d.comb += outside.eq(inside)
 
 
+def _outputs(component):
+    """(path, member) of each output port of ``component``, in signature order."""
+    return [(path, member) for path, member in port_paths(component.signature) if member.flow == Out]
+
+
 class Clocked(wiring.Component):
     """The component, with the same ports, plus a ``sync`` clock domain.
 
@@ -40,19 +45,19 @@ class Clocked(wiring.Component):
     in Verilog do not change; ``clk`` and ``rst`` are added if the component lacks them.
 
     ``observe=True`` adds one output, :data:`OBSERVED`: the component's outputs concatenated,
-    the first at bit 0, as ``observed_layout`` lists them ((Verilog name, width) each). Reading a
-    port costs a cocotb bench far more than the design's cycle does (bench/results/sim_speed.md),
-    so one read of it replaces a read per port.
+    the first at bit 0, as ``observed_layout`` lists them ((Verilog name, width) each). Each read
+    of a port is a simulator call, which costs a cocotb bench more than a small design's whole
+    cycle (bench/results/sim_speed.md), so one read of it replaces a read per port.
     """
 
     def __init__(self, component, *, observe: bool = False):
         self.component = component
-        outputs = [(path, member) for path, member in port_paths(component.signature) if member.flow == Out]
-        self.observed_layout = tuple((port_name(path), Shape.cast(member.shape).width)
-                                     for path, member in outputs) if observe else ()
+        self.observed_layout = ()
         if not observe:
             super().__init__(component.signature)
             return
+        self.observed_layout = tuple((port_name(path), Shape.cast(member.shape).width)
+                                     for path, member in _outputs(component))
         members = dict(component.signature.members)
         if OBSERVED in members:
             raise ValueError(f"Clocked: the component has a port named {OBSERVED!r} of its own")
@@ -64,9 +69,8 @@ class Clocked(wiring.Component):
         m.submodules.dut = self.component
         pass_through(m, self, self.component)
         if self.observed_layout:
-            m.d.comb += getattr(self, OBSERVED).eq(Cat(
-                member_value(self.component, path) for path, member in port_paths(self.component.signature)
-                if member.flow == Out))
+            m.d.comb += getattr(self, OBSERVED).eq(Cat(member_value(self.component, path)
+                                                       for path, _ in _outputs(self.component)))
         heartbeat = Signal()
         m.d.sync += heartbeat.eq(~heartbeat)
         return m
