@@ -330,15 +330,16 @@ class _Annealer:
         self.factor = [steiner_factor(len({source, *sinks})) for source, sinks in self.edges]
         self.unreachable = unreachable
         self.demand = [0] * (2 * len(grid))
-        for k in range(len(self.edges)):
-            for key in self._edge_terms(k)[1]:
+        self.terms = [self._edge_terms(k) for k in range(len(self.edges))]   # kept current by _keep
+        for _, keys in self.terms:
+            for key in keys:
                 self.demand[key] += 1
         self.congestion_weight = congestion_weight
         if congestion_weight:
             self._links_init(adjacency, shape, capacity)
 
     def cost(self) -> float:
-        wire = sum(self._edge_terms(k)[0] for k in range(len(self.edges)))
+        wire = sum(wire for wire, _ in self.terms)
         over = sum(max(0, demand - supply) for demand, supply in zip(self.demand, self.supply, strict=True))
         return wire + self.overflow_weight * over + self.congestion_weight * self.congestion()
 
@@ -352,7 +353,8 @@ class _Annealer:
         self.unit = math.lcm(*range(1, max(rows, cols) + 1))
         self.usable = {(tile[0] * cols + tile[1]) * 4 + side
                        for tile, links in adjacency.items() for side, _ in links}
-        self.segment_cache, self.segments = {}, []
+        self.segment_cache, self.segments, self.segment_windows = {}, [], []
+        self.load_cache = {}            # a stream's source and box -> its _net_load
         self.load = [0] * (rows * cols * 4)
         # A window: a usable link and its usable parallel neighbours within WINDOW rows (columns).
         self.windows_of = [[] for _ in self.load]
@@ -391,7 +393,13 @@ class _Annealer:
                 links = [(line * cols + col) * 4 + side for col in range(low, high + 1)]
             links = tuple(link for link in links if link in self.usable)
             segment = self.segment_cache[key] = len(self.segments)
-            self.segments.append((links, self.unit // len(links) if links else 0))
+            share = self.unit // len(links) if links else 0
+            self.segments.append((links, share))
+            windows = {}            # what one more stream crossing here adds to each window
+            for link in links:
+                for centre in self.windows_of[link]:
+                    windows[centre] = windows.get(centre, 0) + share
+            self.segment_windows.append(tuple(windows.items()))
         return segment
 
     def _net_load(self, k: int) -> list:
@@ -399,12 +407,17 @@ class _Annealer:
         of it crosses every column boundary between its source and its farthest sink east (west)
         eastward (westward) at least once, and every row boundary likewise, and is as likely to
         cross in any row (column) of its bounding box."""
-        top, left, row_low, row_high, col_low, col_high = self._bounds(k)
-        segment = self._segment
-        return ([segment(1, col, row_low, row_high) for col in range(left, col_high)]
+        bounds = self._bounds(k)
+        load = self.load_cache.get(bounds)
+        if load is None:
+            top, left, row_low, row_high, col_low, col_high = bounds
+            segment = self._segment
+            load = self.load_cache[bounds] = (
+                [segment(1, col, row_low, row_high) for col in range(left, col_high)]
                 + [segment(3, col, row_low, row_high) for col in range(col_low + 1, left + 1)]
                 + [segment(2, row, col_low, col_high) for row in range(top, row_high)]
                 + [segment(0, row, col_low, col_high) for row in range(row_low + 1, top + 1)])
+        return load
 
     def congestion(self) -> float:
         """Expected streams beyond the links' capacity, summed over links."""
@@ -428,14 +441,16 @@ class _Annealer:
         source_node, sinks = self.edges[k]
         pos = self.pos
         source = pos[source_node]
+        box = self.box and len(sinks) > 1
         row = self.dist[source]
-        wire, arrivals = 0, set()
+        wire, arrivals = 0, []
         for sink in sinks:
             tile = pos[sink]
-            wire += row[tile]
-            if tile != source:
-                arrivals.add(tile)
-        if self.box and len(sinks) > 1:
+            if not box:
+                wire += row[tile]
+            if tile != source and tile not in arrivals:
+                arrivals.append(tile)
+        if box:
             wire = self._box_wire(k)
         if not arrivals:
             return wire, ()
@@ -477,32 +492,22 @@ class _Annealer:
         """Move (or swap) ``name`` to ``tile``; return the cost change and the change of demand
         per link endpoint, which :meth:`_keep` applies if the move is kept.
 
-        The affected streams' terms are taken away, the nodes moved, and the terms added back;
-        only link endpoints whose demand changes can change the overflow."""
-        pos, dist, edges, offset = self.pos, self.dist, self.edges, len(self.grid)
-        wire, change = 0, {}
-        for sign in (-1, 1):
-            if sign > 0:
-                self._relocate(name, tile)
-            for k in affected:
-                source_node, sinks = edges[k]
-                source = pos[source_node]
-                row = dist[source]
-                arrivals = []
-                box = self.box and len(sinks) > 1
-                if box:
-                    wire += sign * self._box_wire(k)
-                for sink in sinks:
-                    at = pos[sink]
-                    if not box:
-                        wire += sign * row[at]
-                    if at != source and at not in arrivals:
-                        arrivals.append(at)
-                if arrivals:
-                    change[source] = change.get(source, 0) + sign
-                    for at in arrivals:
-                        key = offset + at
-                        change[key] = change.get(key, 0) + sign
+        The affected streams' terms (kept per stream in ``terms``) are taken away, the nodes
+        moved, and their new terms added; only link endpoints whose demand changes can change
+        the overflow, and only windows whose streams' crossings change, the congestion."""
+        terms, wire, change = self.terms, 0, {}
+        for k in affected:
+            old_wire, keys = terms[k]
+            wire -= old_wire
+            for key in keys:
+                change[key] = change.get(key, 0) - 1
+        self._relocate(name, tile)
+        moved = {}
+        for k in affected:
+            new_wire, keys = moved[k] = self._edge_terms(k)
+            wire += new_wire
+            for key in keys:
+                change[key] = change.get(key, 0) + 1
         over = 0
         demand, supply = self.demand, self.supply
         for key, diff in change.items():
@@ -510,31 +515,24 @@ class _Annealer:
                 old, most = demand[key], supply[key]
                 over += max(0, old + diff - most) - max(0, old - most)
         if not self.congestion_weight:
-            return wire + self.overflow_weight * over, (change, None)
+            return wire + self.overflow_weight * over, (change, moved, None)
         net_load, loads = self.net_load, {}
         crossings = {}                  # segment -> change of the streams crossing it
         for k in affected:
             old, new = net_load[k], self._net_load(k)
-            if new == old:
+            if new is old or new == old:
                 continue
             loads[k] = new
             for segment in old:
                 crossings[segment] = crossings.get(segment, 0) - 1
             for segment in new:
                 crossings[segment] = crossings.get(segment, 0) + 1
-        link_change, segments = {}, self.segments
-        get = link_change.get
+        window_change, segment_windows = {}, self.segment_windows
+        get = window_change.get
         for segment, count in crossings.items():
             if count:
-                links, amount = segments[segment]
-                amount *= count
-                for link in links:
-                    link_change[link] = get(link, 0) + amount
-        window_change, windows_of = {}, self.windows_of
-        get = window_change.get
-        for link, diff in link_change.items():
-            for centre in windows_of[link]:
-                window_change[centre] = get(centre, 0) + diff
+                for centre, amount in segment_windows[segment]:
+                    window_change[centre] = get(centre, 0) + amount * count
         beyond, load, caps = 0, self.window_load, self.window_cap
         for centre, diff in window_change.items():
             old, cap = load[centre], caps[centre]
@@ -544,20 +542,24 @@ class _Annealer:
             if old > cap:
                 beyond -= old - cap
         return (wire + self.overflow_weight * over + self.congestion_weight * beyond / self.unit,
-                (change, (loads, link_change, window_change)))
+                (change, moved, (loads, crossings, window_change)))
 
     def _keep(self, changes):
-        change, links = changes
+        change, moved, links = changes
         demand = self.demand
         for key, diff in change.items():
             demand[key] += diff
+        for k, terms in moved.items():
+            self.terms[k] = terms
         if links is not None:
-            loads, link_change, window_change = links
+            loads, crossings, window_change = links
             for k, new in loads.items():
                 self.net_load[k] = new
-            load = self.load
-            for link, diff in link_change.items():
-                load[link] += diff
+            load, segments = self.load, self.segments
+            for segment, count in crossings.items():
+                links_crossed, amount = segments[segment]
+                for link in links_crossed:
+                    load[link] += amount * count
             load = self.window_load
             for centre, diff in window_change.items():
                 load[centre] += diff

@@ -26,6 +26,7 @@ or :class:`RouteError`: after ``max_iterations`` with the present cost growing q
 import dataclasses
 import heapq
 import itertools
+import math
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 
@@ -126,24 +127,27 @@ class _CutOff(Exception):
         self.index, self.source, self.sink = index, source, sink
 
 
-def _join(tree_tiles, target, adjacency, link_cost):
-    """Cheapest path from any tile of the tree to ``target``: [(tile, side, next tile)]."""
+def _join(tree_tiles, target, neighbours, cost):
+    """Cheapest path from any tile of the tree to ``target``: [(tile, side, next tile)].
+
+    ``neighbours``: tile -> [(next tile, link)]; ``cost``: link -> its price now."""
     distance = {tile: 0.0 for tile in tree_tiles}
     previous = {}
     order = itertools.count()
     heap = [(0.0, next(order), tile) for tile in tree_tiles]
     heapq.heapify(heap)
+    infinity = math.inf
     while heap:
-        cost, _, tile = heapq.heappop(heap)
+        here, _, tile = heapq.heappop(heap)
         if tile == target:
             break
-        if cost > distance[tile]:
+        if here > distance[tile]:
             continue
-        for side, other in adjacency[tile]:
-            new = cost + link_cost((tile, side))
-            if new < distance.get(other, float("inf")):
+        for other, link in neighbours[tile]:
+            new = here + cost[link]
+            if new < distance.get(other, infinity):
                 distance[other] = new
-                previous[other] = (tile, side)
+                previous[other] = link
                 heapq.heappush(heap, (new, next(order), other))
     if target not in distance:
         return None
@@ -155,7 +159,7 @@ def _join(tree_tiles, target, adjacency, link_cost):
     return path[::-1]
 
 
-def _route_tree(source, sinks, adjacency, link_cost) -> _Tree:
+def _route_tree(source, sinks, neighbours, cost) -> _Tree:
     """A tree from the source endpoint to every sink endpoint, sinks joined nearest first."""
     root, _ = source
     tree = _Tree(root, {}, defaultdict(list))
@@ -165,7 +169,7 @@ def _route_tree(source, sinks, adjacency, link_cost) -> _Tree:
         return abs(sink[0][0] - root[0]) + abs(sink[0][1] - root[1])
     for sink in sorted(sinks, key=distance):
         tile, output = sink
-        path = _join(tiles, tile, adjacency, link_cost) if tile not in tiles else []
+        path = _join(tiles, tile, neighbours, cost) if tile not in tiles else []
         if path is None:
             raise _NoPath(sink)
         for parent, side, child in path:
@@ -211,24 +215,34 @@ QUICK, PATIENT = (1.8, 1), (1.3, 3)
 
 
 def _pathfinder(terminals, adjacency, base, iterations, growth):
-    """One negotiation from scratch: (trees by index, iterations used, links still shared)."""
+    """One negotiation from scratch: (trees by index, iterations used, links still shared).
+
+    A link's price is (base + history) * (1 + present * occupancy); the prices are kept in a
+    table, updated where a term changes (every link when ``present`` grows, a tree's links when
+    it is ripped up or laid), so that the path search only looks them up."""
     occupancy, history = Counter(), defaultdict(float)
+    neighbours = {tile: [(other, (tile, side)) for side, other in links] for tile, links in adjacency.items()}
     trees = dict.fromkeys(terminals)
     present = 0.5
+    cost = {}
+
+    def reprice(links):
+        for link in links:
+            cost[link] = (base[link] + history[link]) * (1.0 + present * occupancy[link])
     for iteration in range(1, iterations + 1):
+        reprice(base)
         for index, (source, sinks) in terminals.items():
             if trees[index] is not None:
                 if all(occupancy[link] <= 1 for link in trees[index].links()):
                     continue            # only streams on shared links are ripped up
                 occupancy.subtract(trees[index].links())
-
-            def link_cost(link, present=present):
-                return (base[link] + history[link]) * (1.0 + present * occupancy[link])
+                reprice(trees[index].links())
             try:
-                trees[index] = _route_tree(source, sinks, adjacency, link_cost)
+                trees[index] = _route_tree(source, sinks, neighbours, cost)
             except _NoPath as missing:
                 raise _CutOff(index, source, missing.sink) from None
             occupancy.update(trees[index].links())
+            reprice(trees[index].links())
         shared = sorted(link for link, count in occupancy.items() if count > 1)
         if not shared:
             return trees, iteration, []

@@ -664,8 +664,9 @@ def test_congestion_aware_placement_routes_what_plain_placement_cannot(seed):
 
 
 def test_through_traffic_bookkeeping_is_exact_after_annealing():
-    """The annealer updates links' expected loads move by move; after a whole walk they must
-    equal loads computed afresh from where the nodes ended up (integers, so no drift)."""
+    """The annealer updates links' expected loads, and each stream's wirelength and link
+    endpoints, move by move; after a whole walk they must equal those computed afresh from where
+    the nodes ended up (no drift)."""
     from rsn import place as placer
 
     for seed in seeds_for("test_through_traffic_bookkeeping_is_exact_after_annealing", 4):
@@ -692,6 +693,8 @@ def test_through_traffic_bookkeeping_is_exact_after_annealing():
         fresh = placer._Annealer(graph, ended, *fixed, random.Random(seed), **settings)
         assert walked.window_load == fresh.window_load, seed
         assert walked.load == fresh.load, seed
+        assert walked.terms == fresh.terms, seed          # each stream's cached wire and endpoints
+        assert walked.demand == fresh.demand, seed
 
         def crossings(state):             # each stream's (links, share) crossings, by content
             return [sorted(state.segments[segment] for segment in loads) for loads in state.net_load]
