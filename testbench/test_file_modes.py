@@ -8,6 +8,7 @@ import stat
 import pytest
 
 from rivulet.cli import main
+from testbench.line_fabric import LINE_FABRIC
 
 
 @pytest.fixture
@@ -28,29 +29,10 @@ def test_generated_verilog_and_metadata_are_0644_under_umask_022(tmp_path, umask
     assert (_mode(verilog), _mode(metadata)) == (0o644, 0o644)
 
 
-# The smallest fabric: what is checked is the files' mode, not the fabric (the default fabric's
-# generation is test_cli.py's).
-ONE_TILE = """rows = 1
-cols = 1
-tiles = ["alu"]
-
-[[host_ports]]
-name = "in0"
-tile = [0, 0]
-side = "W"
-direction = "in"
-
-[[host_ports]]
-name = "out0"
-tile = [0, 0]
-side = "E"
-direction = "out"
-"""
-
-
 def test_a_generated_fabric_is_0644_under_umask_022(tmp_path, umask):
+    # The smallest fabric: the files' mode is checked, not the fabric (test_cli.py generates the default).
     description = tmp_path / "one.toml"
-    description.write_text(ONE_TILE)
+    description.write_text(LINE_FABRIC)
     assert main(["generate", "fabric", "--fabric", str(description), "-o", str(tmp_path / "fabric")]) == 0
     written = sorted((tmp_path / "fabric").iterdir())
     assert [path.name for path in written] == ["rivulet_fabric.json", "rivulet_fabric.v"]
